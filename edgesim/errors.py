@@ -1,0 +1,25 @@
+"""User-facing errors: one line naming the key, the value and what is allowed."""
+
+from __future__ import annotations
+
+
+class ScenarioError(ValueError):
+    """A bad user-supplied value.
+
+    ``key`` is the dotted scenario path (``"agents.count"``); ``message`` says
+    what was given and what is allowed. The CLI prints ``str(err)`` as one line
+    and exits with code 2.
+    """
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}")
+
+
+class ScenarioErrors(ValueError):
+    """Several :class:`ScenarioError` found in one pass over a scenario."""
+
+    def __init__(self, errors: list[ScenarioError]):
+        self.errors = list(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))
