@@ -50,4 +50,6 @@ def option(
 
 def section(default_factory: Any, doc: str) -> Any:
     """Declare a nested section (itself a dataclass) with its documentation."""
-    return dataclasses.field(default_factory=default_factory, metadata={"doc": doc, "section": True})
+    return dataclasses.field(
+        default_factory=default_factory, metadata={"doc": doc, "section": True}
+    )

@@ -1,0 +1,178 @@
+"""Agents' strategies: how an agent answers the server.
+
+A strategy transforms the truthful reports of the agents that follow it; it
+sees what those agents see (their own reports, the round), never another
+agent's data. Strategies act on row blocks, so applying them is a loop over
+the few distinct strategies, not over agents.
+
+Built-in kinds (``[[agents.strategy]]`` tables in a scenario):
+
+- ``truthful``: report grad F_k as asked (the suggested protocol s^m_k);
+- ``amplify``: multiply every gradient report by ``gamma`` (the paper's
+  manipulated FedAvg, Sec. III-B, eq. MFL);
+- ``opt-out``: leave the federation and learn locally (Sec. III-A): the
+  mechanism runs without the agent and its model is its local model;
+- ``noisy``: add N(0, ``noise_std``^2 I) to every gradient report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edgesim.config import option
+
+
+class Strategy:
+    """Base class: truthful reporting. Subclasses override :meth:`gradients`."""
+
+    kind = "truthful"
+    participates = True
+
+    def gradients(self, rows: np.ndarray, phase: str, rng: np.random.Generator) -> np.ndarray:
+        """Return the reported gradients for truthful ``rows`` (m, p) of this strategy's agents."""
+        return rows
+
+    def losses(self, values: np.ndarray, phase: str, rng: np.random.Generator) -> np.ndarray:
+        """Return the reported loss values for truthful ``values`` (m,)."""
+        return values
+
+    def describe(self) -> str:
+        """Return a short label, e.g. ``amplify(gamma=4)``."""
+        return self.kind
+
+
+class Truthful(Strategy):
+    """Follow the protocol: report exactly what is asked."""
+
+
+@dataclass(frozen=True)
+class Amplify(Strategy):
+    """Multiply every gradient report by ``gamma`` (Sec. III-B)."""
+
+    gamma: float = 1.0
+    kind = "amplify"
+
+    def gradients(self, rows, phase, rng):
+        """Return ``gamma * rows``."""
+        return self.gamma * rows
+
+    def describe(self):
+        """Return ``amplify(gamma=...)``."""
+        return f"amplify(gamma={self.gamma:g})"
+
+
+@dataclass(frozen=True)
+class NoisyReport(Strategy):
+    """Add Gaussian noise of standard deviation ``noise_std`` to every gradient report."""
+
+    noise_std: float = 0.0
+    kind = "noisy"
+
+    def gradients(self, rows, phase, rng):
+        """Return ``rows`` plus N(0, noise_std^2) noise drawn from ``rng``."""
+        return rows + self.noise_std * rng.standard_normal(rows.shape)
+
+    def describe(self):
+        """Return ``noisy(std=...)``."""
+        return f"noisy(std={self.noise_std:g})"
+
+
+class OptOut(Strategy):
+    """Leave the federation: the agent learns locally and pays nothing."""
+
+    kind = "opt-out"
+    participates = False
+
+
+@dataclass(frozen=True)
+class StrategyConfig:
+    """One ``[[agents.strategy]]`` table: which agent plays which strategy."""
+
+    agent: int = option(0, "index of the agent (0-based) playing this strategy", ge=0)
+    kind: str = option("truthful", "strategy kind (a registered name or 'module:Class')")
+    gamma: float = option(1.0, "amplify: the factor multiplying every gradient report", gt=0.0)
+    noise_std: float = option(0.0, "noisy: std of the Gaussian noise added to reports", ge=0.0)
+
+
+STRATEGIES: dict[str, type] = {}
+
+
+def register_strategy(name: str, factory) -> None:
+    """Register a strategy factory under ``name``.
+
+    ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then accept
+    ``kind = name``. Returns nothing; re-registering a name replaces it.
+    """
+    STRATEGIES[name] = factory
+
+
+register_strategy("truthful", lambda cfg: Truthful())
+register_strategy("amplify", lambda cfg: Amplify(cfg.gamma))
+register_strategy("noisy", lambda cfg: NoisyReport(cfg.noise_std))
+register_strategy("opt-out", lambda cfg: OptOut())
+
+
+def make_strategy(cfg: StrategyConfig) -> Strategy:
+    """Return the strategy a :class:`StrategyConfig` names (KeyError if unknown)."""
+    return STRATEGIES[cfg.kind](cfg)
+
+
+class Population:
+    """The strategies of K agents, grouped so reports are transformed per group.
+
+    ``strategies[k]`` is agent k's strategy (truthful unless configured).
+    """
+
+    def __init__(self, K: int, assigned: dict[int, Strategy] | None = None):
+        self.K = K
+        self.assigned = dict(assigned or {})
+        self._groups: list[tuple[Strategy, np.ndarray]] = []
+        by_id: dict[int, tuple[Strategy, list[int]]] = {}
+        for k, s in sorted(self.assigned.items()):
+            if isinstance(s, Truthful) or type(s) is Strategy:
+                continue
+            by_id.setdefault(id(s), (s, []))[1].append(k)
+        self._groups = [(s, np.asarray(ks, dtype=np.int64)) for s, ks in by_id.values()]
+
+    def strategy(self, k: int) -> Strategy:
+        """Return agent ``k``'s strategy."""
+        return self.assigned.get(k, TRUTHFUL)
+
+    def participants(self) -> np.ndarray:
+        """Return the indices of agents that join the federation (not opting out)."""
+        out = [k for k in range(self.K) if self.strategy(k).participates]
+        return np.asarray(out, dtype=np.int64)
+
+    def restricted(self, agents: np.ndarray) -> Population:
+        """Return the population of ``agents`` renumbered 0..len-1 (strategy objects shared)."""
+        return Population(
+            len(agents),
+            {i: self.assigned[int(k)] for i, k in enumerate(agents) if int(k) in self.assigned},
+        )
+
+    def apply(
+        self, agents: np.ndarray, reports: np.ndarray, kind: str, phase: str, rng
+    ) -> np.ndarray:
+        """Return the reports as sent by ``agents`` (rows aligned), given truthful ``reports``.
+
+        ``kind`` is ``"gradient"`` or ``"loss"``. Loops over strategy groups only.
+        """
+        if not self._groups:
+            return reports
+        out = reports
+        for strat, members in self._groups:
+            pos = np.flatnonzero(np.isin(agents, members))
+            if pos.size == 0:
+                continue
+            if out is reports:
+                out = reports.copy()
+            if kind == "gradient":
+                out[pos] = strat.gradients(reports[pos], phase, rng)
+            else:
+                out[pos] = strat.losses(reports[pos], phase, rng)
+        return out
+
+
+TRUTHFUL = Truthful()

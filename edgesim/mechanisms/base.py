@@ -1,0 +1,180 @@
+"""What every mechanism shares: its configuration, its context, its outcome, the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgesim.config import option
+from edgesim.learning.models import Model
+from edgesim.mechanisms.protocol import Gather, Replies
+
+ROUNDS = (int, str)
+
+
+@dataclass(frozen=True)
+class MechanismConfig:
+    """The ``[mechanism]`` table."""
+
+    kind: str = option("ffl", "mechanism: fedavg, ffl, dp-ffl, local or vcg (or a registered name)")
+    phase1_rounds: int | str = option(
+        200,
+        "Phase I rounds T1, or 'theory' for Theorem 1's rule (Proposition 9 for dp-ffl)",
+        kinds=ROUNDS,
+        choices=("theory",),
+        ge=0,
+    )
+    phase2_rounds: int | str = option(
+        20,
+        "Phase II rounds T2 per payment problem (minimum; see phase2_check), or 'theory'"
+        " (Theorem 1 for ffl, Proposition 9 for dp-ffl)",
+        kinds=ROUNDS,
+        choices=("theory",),
+        ge=0,
+    )
+    eta1: float | str = option(
+        "theory",
+        "Phase I step size, or 'theory' for 1/L_g (Lemma 1)",
+        kinds=(float, int, str),
+        choices=("theory",),
+        gt=0,
+    )
+    eta2: float | str = option(
+        "theory",
+        "Phase II step size on the p-weighted objective, or 'theory' for 1/((1-p_k) L_g)"
+        " (Theorem 1 with DESIGN slip 3)",
+        kinds=(float, int, str),
+        choices=("theory",),
+        gt=0,
+    )
+    epsilon: float = option(
+        1e-3, "payment accuracy target |P_k - P_k^VCG| (Theorem 1, slip 5 stopping rule)", gt=0
+    )
+    theory_delta: float = option(
+        1.0,
+        "Theorem 1's distance tolerance Delta: T1 makes ||w* - w^o|| <= Delta/K",
+        gt=0,
+    )
+    payment_rule: str = option(
+        "trapezoid",
+        "Phase II payment accumulation: 'paper' (left Riemann sum, eq. payment-2 with slip 1)"
+        " or 'trapezoid' (DESIGN slip 4)",
+        choices=("paper", "trapezoid"),
+    )
+    phase2_check: bool = option(
+        True,
+        "after T2 rounds keep iterating until |sum_{j!=k} p_j grad F_j|^2/(2 mu') <= p_k epsilon"
+        " (Alg. 1 line 10, slip 5)",
+    )
+    phase2_max_rounds: int = option(
+        100000, "cap on Phase II rounds per problem (the JSON reports problems that hit it)", ge=1
+    )
+    clusters: int | str = option(
+        "sqrt",
+        "dp-ffl / vcg: number L of random balanced clusters (Definition 2): an integer,"
+        " 'sqrt' (ceil(sqrt K)), 'theory' (Theorem 3) or 'all' (L = K: exact VCG)",
+        kinds=ROUNDS,
+        choices=("sqrt", "theory", "all"),
+        ge=1,
+    )
+    alpha: float = option(0.1, "dp-ffl: differential privacy target alpha (epsilon)", gt=0)
+    beta: float = option(0.01, "dp-ffl: differential privacy target beta (delta)", gt=0, lt=1)
+    calibration: str = option(
+        "paper",
+        "dp-ffl noise: 'paper' (sigma^2, sigma_P^2 as written) or 'accountant' (tight, actual schedule)",
+        choices=("paper", "accountant"),
+    )
+    gradient_bound: float = option(
+        1.0, "dp-ffl: L_f, the gradient bound the sensitivity assumes (Definition 4)", gt=0
+    )
+    secure_aggregation: bool = option(
+        True, "dp-ffl: the server receives only sums of gradients (Alg. 2)"
+    )
+    exact_vcg: str | bool = option(
+        "auto",
+        "also compute exact VCG payments centrally for reference: true, false or 'auto'"
+        " (when K <= 2000)",
+        kinds=(bool, str),
+        choices=("auto",),
+    )
+    local_rounds: int = option(
+        5000, "cap on gradient steps of each agent's local learning (accelerated GD)", ge=1
+    )
+
+
+@dataclass(eq=False)
+class ServerContext:
+    """What the server knows when it runs a mechanism (never the agents' data).
+
+    ``p``: the weights p_k (K,), summing to one; ``n_k``: sample counts
+    (public, the paper's n_(1) uses them); ``mu``, ``L_g``: the constants of
+    the model class; ``w0``: the initial model; ``rng``: the server's own
+    random stream (noise, clusters).
+    """
+
+    model: Model
+    cfg: MechanismConfig
+    p: np.ndarray
+    n_k: np.ndarray
+    d: int
+    mu: float
+    L_g: float
+    w0: np.ndarray
+    rng: np.random.Generator
+
+    @property
+    def K(self) -> int:
+        """Number of participating agents."""
+        return int(self.p.size)
+
+
+@dataclass(eq=False)
+class Outcome:
+    """A mechanism's result.
+
+    ``model``: w* (n_params,). ``payments``: P_k per agent (K,) (zeros for
+    mechanisms without payments). ``phase1_rounds``: T1 as run;
+    ``phase2_rounds``: rounds of each Phase II problem (one per agent for
+    ffl, one per cluster for dp-ffl). ``info``: mechanism-specific extras
+    merged into the JSON (step sizes, noise, clusters, ...).
+    """
+
+    model: np.ndarray
+    payments: np.ndarray
+    phase1_rounds: int = 0
+    phase2_rounds: list[int] = field(default_factory=list)
+    phase2_per_agent: list[int] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    local_models: np.ndarray | None = None
+
+
+Mechanism = Callable[[ServerContext], Generator[Gather, Replies, Outcome]]
+MECHANISMS: dict[str, Mechanism] = {}
+
+
+def register_mechanism(name: str, mechanism: Mechanism) -> None:
+    """Register a mechanism generator function under ``name``; returns nothing."""
+    MECHANISMS[name] = mechanism
+
+
+def make_mechanism(name: str) -> Mechanism:
+    """Return the mechanism registered under ``name`` (KeyError if unknown)."""
+    return MECHANISMS[name]
+
+
+def weighted_total(replies: Replies, weights: np.ndarray, target: float) -> np.ndarray:
+    """Return sum_i w_i r_i over the repliers, rescaled to total weight ``target``.
+
+    ``weights`` are the weights of the repliers (aligned with ``replies.agents``);
+    when some agents did not reply, the sum is renormalised so it still
+    estimates the same objective (documented round policy).
+    """
+    got = float(weights.sum())
+    total = replies.total if replies.total is not None else weights @ replies.values
+    if got == 0:
+        return np.zeros_like(total)
+    if got != target:
+        total = total * (target / got)
+    return total

@@ -1,0 +1,153 @@
+"""The agents' side of the protocol and the in-memory driver.
+
+:class:`AgentSide` computes what the agents report for a :class:`Gather`
+(their true values, transformed by their strategies); any driver uses it.
+:func:`run_in_memory` answers every step at once, counting the messages and
+bytes the protocol would send (``network.fidelity = "none"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgesim.agents import Population
+from edgesim.learning.local import local_models
+from edgesim.learning.models import Design, Model
+from edgesim.mechanisms.protocol import (
+    FLOAT_BYTES,
+    HEADER_BYTES,
+    Gather,
+    Replies,
+    model_bytes,
+    payload_bytes,
+)
+
+
+@dataclass
+class Counters:
+    """Communication totals (the JSON ``communication`` object) and rounds per phase."""
+
+    messages_down: int = 0
+    messages_up: int = 0
+    bytes_down: int = 0
+    bytes_up: int = 0
+    transmissions_up: int = 0
+    retransmissions: int = 0
+    dropped: int = 0
+    rounds: dict = field(default_factory=lambda: {"phase1": 0, "phase2": 0})
+
+    def to_json(self) -> dict:
+        """Return the ``communication`` object of the output contract."""
+        return {
+            "messages_down": self.messages_down,
+            "messages_up": self.messages_up,
+            "bytes_down": self.bytes_down,
+            "bytes_up": self.bytes_up,
+            "transmissions_up": self.transmissions_up,
+            "retransmissions": self.retransmissions,
+            "dropped": self.dropped,
+            "rounds": dict(self.rounds),
+        }
+
+
+class AgentSide:
+    """Every agent's computation: true reports from its own data, then its strategy.
+
+    ``rng`` is the agents' random stream (noisy strategies draw from it).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        design: Design,
+        population: Population,
+        rng: np.random.Generator,
+        local_rounds: int = 5000,
+    ):
+        self.model = model
+        self.design = design
+        self.population = population
+        self.rng = rng
+        self.local_rounds = local_rounds
+
+    def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
+        if step.ask == "gradient":
+            true = self.model.agent_grads(step.model, self.design)[agents]
+            return self.population.apply(agents, true, "gradient", step.phase, self.rng)
+        if step.ask == "loss":
+            true = self.model.agent_losses(step.model, self.design)[agents]
+        elif step.ask == "loss_change":
+            ref = self.model.agent_losses(step.reference, self.design)
+            true = (ref - self.model.agent_losses(step.model, self.design))[agents]
+        else:
+            raise ValueError(f"no per-agent report for ask {step.ask!r}")
+        return self.population.apply(agents, true, "loss", step.phase, self.rng)
+
+    def answer(self, step: Gather, agents: np.ndarray) -> Replies:
+        """Return the :class:`Replies` when every agent in ``agents`` replies."""
+        if step.ask == "data":
+            return Replies(agents, data=self.design)
+        if step.ask == "local_model":
+            W, rounds = local_models(self.model, self.design, self.local_rounds)
+            return Replies(agents, values=W[agents], total=rounds)
+        values = self.reports(step, agents)
+        if step.aggregate is not None:
+            return Replies(agents, total=step.aggregate @ values)
+        return Replies(agents, values=values)
+
+    def upload_bytes(self, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return the size in bytes of each agent's reply to ``step``, shape (m,)."""
+        if step.ask == "data":
+            d1 = self.design.Xa.shape[1] + 1  # features, intercept column excluded, plus label
+            return HEADER_BYTES + FLOAT_BYTES * self.design.n_k[agents] * d1
+        n_params = self.model.n_params(self.design.data.d)
+        return np.full(agents.size, payload_bytes(step.ask, n_params), dtype=np.int64)
+
+    def download_bytes(self, step: Gather) -> int:
+        """Return the size in bytes of the server's message to each recipient."""
+        if step.model is None:
+            return HEADER_BYTES
+        extra = 0 if step.reference is None else FLOAT_BYTES * step.reference.size
+        return model_bytes(step.model.size) + extra
+
+
+def drive(mechanism_gen, answer):
+    """Run a mechanism generator to completion, answering each step with ``answer(step)``.
+
+    Returns the mechanism's :class:`~edgesim.mechanisms.base.Outcome`.
+    """
+    try:
+        step = next(mechanism_gen)
+        while True:
+            step = mechanism_gen.send(answer(step))
+    except StopIteration as stop:
+        return stop.value
+
+
+def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
+    """Answer every step at once (fidelity ``none``); returns (Outcome, Counters).
+
+    Every recipient replies; counts one downlink and one uplink message per
+    recipient with the sizes of :mod:`edgesim.mechanisms.protocol`
+    (``local_model`` reads are evaluation only and are not counted).
+    """
+    counters = Counters()
+    everyone = np.arange(K)
+
+    def answer(step: Gather) -> Replies:
+        agents = everyone if step.agents is None else np.asarray(step.agents)
+        if step.ask != "local_model":
+            m = int(agents.size)
+            counters.rounds[step.phase] = counters.rounds.get(step.phase, 0) + 1
+            counters.messages_down += m
+            counters.messages_up += m
+            counters.transmissions_up += m
+            counters.bytes_down += m * agent_side.download_bytes(step)
+            counters.bytes_up += int(agent_side.upload_bytes(step, agents).sum())
+        return agent_side.answer(step, agents)
+
+    outcome = drive(mechanism_gen, answer)
+    return outcome, counters

@@ -1,0 +1,87 @@
+"""The communication steps a mechanism can ask for, and what comes back.
+
+A mechanism is a generator: it yields a :class:`Gather` (the server sends a
+model to some agents and each replies with a report) and receives
+:class:`Replies`. Drivers answer the steps: the in-memory driver at once
+(``edgesim.mechanisms.driver``), the network driver over simulated links.
+
+Message sizes (documented protocol, used by every driver): a message carrying
+a model or a gradient of ``p`` float64 values is ``HEADER_BYTES + 8 p`` bytes;
+a scalar report (a loss value) is ``HEADER_BYTES + 8`` bytes; an agent's data
+upload (the central ``vcg`` reference) is ``HEADER_BYTES + 8 n_k (d + 1)``.
+``HEADER_BYTES = 64``: IPv4 (20) + TCP (20) + edgesim frame (24: message kind,
+phase, round, problem, agent id, payload length; 4 bytes each).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+HEADER_BYTES = 64
+FLOAT_BYTES = 8
+
+ASKS = ("gradient", "loss", "loss_change", "data", "local_model")
+
+
+@dataclass(frozen=True, eq=False)
+class Gather:
+    """Send ``model`` to ``agents`` and collect one report from each.
+
+    ``agents``: indices of the recipients (``None`` = every agent).
+    ``ask``: what each agent reports: ``"gradient"`` (grad F_k(model)),
+    ``"loss"`` (F_k(model)), ``"loss_change"`` (F_k(reference) - F_k(model),
+    Alg. 2's payment report), ``"data"`` (its dataset: the central reference),
+    ``"local_model"`` (its local-learning model; read for evaluation only, no
+    message is counted: local learning sends nothing).
+    ``aggregate``: weights, one per recipient; when given, the server receives
+    only ``sum_i aggregate_i report_i`` (secure aggregation: no individual
+    report is revealed). ``phase`` (``"phase1"``/``"phase2"``) and ``problem``
+    (which Phase II problem, e.g. the excluded agent or cluster) label the
+    step for the trace.
+    """
+
+    model: np.ndarray | None
+    agents: np.ndarray | None = None
+    ask: str = "gradient"
+    phase: str = "phase1"
+    problem: int = -1
+    aggregate: np.ndarray | None = None
+    reference: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.ask not in ASKS:
+            raise ValueError(f"unknown ask {self.ask!r}; allowed: {ASKS}")
+
+
+@dataclass(eq=False)
+class Replies:
+    """What the server received for one :class:`Gather`.
+
+    ``agents``: who replied, in the order asked (a subset when a network loses
+    messages or a deadline cuts agents). ``values``: their reports, (m, p) for
+    gradients or (m,) for losses; ``None`` under secure aggregation, where only
+    ``total`` (the weighted sum over the repliers) is known. ``data``: the
+    central design for ``ask="data"``.
+    """
+
+    agents: np.ndarray
+    values: np.ndarray | None = None
+    total: np.ndarray | None = None
+    data: object = None
+    missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def payload_bytes(ask: str, n_params: int) -> int:
+    """Bytes of one upload answering ``ask`` (header included); data uploads are sized by the driver."""
+    if ask == "gradient":
+        return HEADER_BYTES + FLOAT_BYTES * n_params
+    if ask in ("loss", "loss_change"):
+        return HEADER_BYTES + FLOAT_BYTES
+    raise ValueError(f"no fixed payload size for ask {ask!r}")
+
+
+def model_bytes(n_params: int) -> int:
+    """Bytes of one downlink message carrying a model of ``n_params`` float64 values."""
+    return HEADER_BYTES + FLOAT_BYTES * n_params

@@ -1,0 +1,330 @@
+"""One run of a scenario: data, agents, mechanism, references, and the JSON output contract."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from edgesim import __version__
+from edgesim.agents import Amplify, Population, make_strategy
+from edgesim.learning.data import FederatedDataset, build_dataset
+from edgesim.learning.local import local_models
+from edgesim.learning.models import Design, Model, make_model
+from edgesim.mechanisms import make_mechanism
+from edgesim.mechanisms.base import Outcome, ServerContext
+from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
+from edgesim.mechanisms.vcg import vcg_payments
+from edgesim.scenario import Scenario
+
+EXACT_VCG_AUTO_MAX_K = 2000
+STREAMS = ("data", "server", "agents")
+
+
+def streams(seed: int) -> dict[str, np.random.Generator]:
+    """Return one independent ``numpy.random.Generator`` per stream name, all from ``seed``."""
+    children = np.random.SeedSequence(seed).spawn(len(STREAMS))
+    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children)}
+
+
+def weights_for(kind: str, n_k: np.ndarray) -> np.ndarray:
+    """Return p_k: equal (1/K) or proportional to samples (n_k / n)."""
+    if kind == "equal":
+        return np.full(n_k.size, 1.0 / n_k.size)
+    return n_k / n_k.sum()
+
+
+@dataclass(eq=False)
+class MechanismRun:
+    """The result of running the mechanism once over the participants."""
+
+    outcome: Outcome
+    counters: Counters
+    participants: np.ndarray
+    p: np.ndarray
+    design: Design
+    mu: float
+    L_g: float
+
+
+class Simulation:
+    """A scenario's data and model, prepared once; the mechanism can then be run many times.
+
+    Running several times (a best-response search) reuses the same data and
+    restarts the server's and agents' random streams from the seed, so runs
+    differ only by the strategies (common random numbers).
+    """
+
+    def __init__(self, scenario: Scenario, data: FederatedDataset | None = None):
+        self.scenario = scenario
+        rng = streams(scenario.seed)
+        task = "regression" if scenario.model.kind == "ridge" else "classification"
+        K = scenario.agents.count
+        self.data = data if data is not None else build_dataset(scenario.data, K, task, rng["data"])
+        m = scenario.model
+        self.model: Model = make_model(m.kind, m.l2, m.intercept, self.data.n_classes)
+        self.design = self.model.design(self.data)
+        self.population = Population(
+            K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
+        )
+        self._local = None
+
+    def run_mechanism(self, population: Population | None = None) -> MechanismRun:
+        """Run the scenario's mechanism with ``population`` (default: the scenario's strategies)."""
+        sc = self.scenario
+        population = population or self.population
+        rng = streams(sc.seed)
+        participants = population.participants()
+        if participants.size == 0:
+            raise ValueError("every agent opted out: nothing to federate")
+        full = participants.size == self.data.K
+        design = self.design if full else self.model.design(self.data.subset(participants))
+        p = weights_for(sc.agents.weights, design.n_k)
+        mu = self.model.strong_convexity()
+        L_g = self.model.smoothness(design, sc.model.smoothness)
+        ctx = ServerContext(
+            self.model,
+            sc.mechanism,
+            p,
+            design.n_k,
+            self.data.d,
+            mu,
+            L_g,
+            self.model.init(self.data.d),
+            rng["server"],
+        )
+        side = AgentSide(
+            self.model,
+            design,
+            population.restricted(participants),
+            rng["agents"],
+            sc.mechanism.local_rounds,
+        )
+        gen = make_mechanism(sc.mechanism.kind)(ctx)
+        outcome, counters = run_in_memory(gen, side, participants.size)
+        return MechanismRun(outcome, counters, participants, p, design, mu, L_g)
+
+    def local(self) -> np.ndarray:
+        """Return every agent's local-learning model (K, n_params), computed once."""
+        if self._local is None:
+            self._local, _ = local_models(
+                self.model, self.design, self.scenario.mechanism.local_rounds
+            )
+        return self._local
+
+    def agent_models(self, run: MechanismRun) -> np.ndarray:
+        """Return the model each agent ends with (K, n_params): w*, or its local model if it left."""
+        K = self.data.K
+        if run.outcome.local_models is not None:
+            W = np.empty((K, run.outcome.model.size))
+            W[run.participants] = run.outcome.local_models
+        else:
+            W = np.broadcast_to(run.outcome.model, (K, run.outcome.model.size)).copy()
+        out = np.flatnonzero(~np.isin(np.arange(K), run.participants))
+        if out.size:
+            W[out] = self.local()[out]
+        return W
+
+    def objective(self, run: MechanismRun, agent: int, kind: str) -> float:
+        """Return agent's objective: 'overall' P_k + F_k, 'overall-test' P_k + E_k, 'test' E_k."""
+        W = self.agent_models(run)
+        pay = self.payments_all(run)[agent]
+        if kind == "overall":
+            return pay + float(self.model.agent_losses_each(W, self.design)[agent])
+        test = float(self.model.agent_losses_each(W, self.design, test=True)[agent])
+        return pay + test if kind == "overall-test" else test
+
+    def payments_all(self, run: MechanismRun) -> np.ndarray:
+        """Return payments for all K agents (0 for agents outside the federation)."""
+        P = np.zeros(self.data.K)
+        P[run.participants] = run.outcome.payments
+        return P
+
+
+def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xtol: float) -> dict:
+    """Search the gamma in [gamma_min, gamma_max] minimising ``evaluate(gamma)``.
+
+    A log-spaced grid of ``points`` values (plus gamma = 1 when inside the
+    bracket), then a bounded Brent refinement in log(gamma) around the best
+    grid point. Returns a dict with ``gamma``, ``objective``, ``truthful``
+    (the objective at gamma = 1), ``gain`` (truthful - best, >= 0 when
+    deviating helps) and the evaluated ``grid``.
+    """
+    grid = np.exp(np.linspace(math.log(gamma_min), math.log(gamma_max), points))
+    if gamma_min <= 1.0 <= gamma_max:
+        grid = np.unique(np.append(grid, 1.0))
+    seen: dict[float, float] = {}
+
+    def f(log_g: float) -> float:
+        g = float(math.exp(log_g))
+        if g not in seen:
+            seen[g] = float(evaluate(g))
+        return seen[g]
+
+    values = [f(math.log(g)) for g in grid]
+    i = int(np.argmin(values))
+    lo = math.log(grid[max(i - 1, 0)])
+    hi = math.log(grid[min(i + 1, grid.size - 1)])
+    if hi > lo:
+        minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xtol})
+    best = min(seen, key=seen.get)
+    truthful = seen.get(1.0, float(evaluate(1.0)))
+    return {
+        "gamma": best,
+        "objective": seen[best],
+        "truthful": truthful,
+        "gain": truthful - seen[best],
+        "grid": [[g, seen[g]] for g in sorted(seen)],
+    }
+
+
+def _clean(x):
+    """Return ``x`` as JSON-ready plain data: numpy scalars and arrays converted, NaN -> None."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return None if math.isnan(x) or math.isinf(x) else x
+    return x
+
+
+def _exact_vcg_wanted(setting, K: int) -> bool:
+    if setting == "auto":
+        return K <= EXACT_VCG_AUTO_MAX_K
+    return bool(setting)
+
+
+def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
+    """Run a scenario; returns the output-contract dict (see README, "Output")."""
+    sim = sim or Simulation(scenario)
+    mrun = sim.run_mechanism()
+    out, model, design = mrun.outcome, sim.model, sim.design
+    K = sim.data.K
+    W = sim.agent_models(mrun)
+    payments = sim.payments_all(mrun)
+    train = model.agent_losses_each(W, design)
+    test = model.agent_losses_each(W, design, test=True)
+    acc = model.accuracy_each(W, design)
+
+    result: dict = {
+        "edgesim_version": __version__,
+        "name": scenario.name,
+        "scenario": scenario.to_dict(),
+        "seed": scenario.seed,
+        "mechanism": scenario.mechanism.kind,
+        "K": K,
+        "participants": int(mrun.participants.size),
+        "data": {"n": sim.data.n, "d": sim.data.d, "classes": sim.data.n_classes},
+        "constants": {"mu": mrun.mu, "L_g": mrun.L_g},
+        "iterations": {
+            "phase1": out.phase1_rounds,
+            "phase2_total": int(sum(out.phase2_rounds)),
+            "phase2_per_agent": _per_agent(out.phase2_per_agent, mrun.participants, K),
+            "phase2_problems": len(out.phase2_rounds),
+        },
+        "communication": mrun.counters.to_json(),
+        "sim_time_s": {"total": 0.0, "phase1": 0.0, "phase2": 0.0},
+    }
+    p = mrun.p
+    participants_W = W[mrun.participants]
+    glob = float(p @ model.agent_losses_each(participants_W, mrun.design))
+    model_out = {"global_loss": glob, "test_accuracy": None}
+    if model.kind == "logistic":
+        n_t = design.n_k_test[mrun.participants]
+        a = acc[mrun.participants]
+        ok = n_t > 0
+        model_out["test_accuracy"] = (
+            float((a[ok] * n_t[ok]).sum() / n_t[ok].sum()) if ok.any() else None
+        )
+
+    vcg = None
+    if _exact_vcg_wanted(scenario.mechanism.exact_vcg, mrun.participants.size):
+        w_o, vcg_fed = vcg_payments(model, mrun.design, p)
+        model_out["optimum_loss"] = model.loss(w_o, mrun.design, p)
+        model_out["optimality_gap"] = glob - model_out["optimum_loss"]
+        vcg = np.zeros(K)
+        vcg[mrun.participants] = vcg_fed
+    result["model"] = model_out
+    result["payments"] = payments
+    if vcg is not None:
+        result["vcg_payments"] = vcg
+        err = np.abs(payments - vcg)[mrun.participants]
+        result["payment_error_max"] = float(err.max())
+        scale = np.maximum(np.abs(vcg[mrun.participants]), 1e-300)
+        result["payment_error_rel_max"] = float((err / scale).max())
+    else:
+        result["payment_error_max"] = None
+    result["budget_total"] = float(payments.sum())
+
+    local_test = local_train = local_acc = np.full(K, np.nan)
+    if scenario.output.local_baseline:
+        WL = sim.local()
+        local_test = model.agent_losses_each(WL, design, test=True)
+        local_train = model.agent_losses_each(WL, design)
+        local_acc = model.accuracy_each(WL, design)
+    n_k = sim.data.n_k
+    result["agents"] = [
+        {
+            "id": k,
+            "n": int(n_k[k]),
+            "strategy": sim.population.strategy(k).describe(),
+            "participates": bool(np.isin(k, mrun.participants)),
+            "payment": payments[k],
+            "train_loss": train[k],
+            "test_loss": test[k],
+            "overall_loss": payments[k] + train[k],
+            "overall_test_loss": payments[k] + test[k],
+            "local_loss": local_test[k],
+            "local_train_loss": local_train[k],
+            "test_accuracy": acc[k],
+            "local_test_accuracy": local_acc[k],
+        }
+        for k in range(K)
+    ]
+    info = dict(out.info)
+    if "privacy" in info:
+        result["privacy"] = info.pop("privacy")
+    result["mechanism_info"] = info
+
+    br = scenario.best_response
+    if br.enabled:
+        result["best_response"] = _best_response(sim, br)
+    return _clean(result)
+
+
+def _best_response(sim: Simulation, br) -> dict:
+    base = dict(sim.population.assigned)
+
+    def evaluate(gamma: float) -> float:
+        pop = Population(sim.data.K, {**base, br.agent: Amplify(gamma)})
+        return sim.objective(sim.run_mechanism(pop), br.agent, br.objective)
+
+    res = best_response(evaluate, br.gamma_min, br.gamma_max, br.points, br.xtol)
+    from edgesim.agents import OptOut
+
+    pop = Population(sim.data.K, {**base, br.agent: OptOut()})
+    res["opt_out"] = sim.objective(sim.run_mechanism(pop), br.agent, br.objective)
+    res["agent"] = br.agent
+    res["objective_kind"] = br.objective
+    return res
+
+
+def _per_agent(values, participants: np.ndarray, K: int) -> list:
+    full = np.zeros(K, dtype=np.int64)
+    if len(values) == participants.size:
+        full[participants] = values
+    return full.tolist()
+
+
+def to_json(result: dict) -> str:
+    """Return the result as JSON text (stable key order, no NaN; byte-identical for a seed)."""
+    return json.dumps(result, indent=1, allow_nan=False) + "\n"
