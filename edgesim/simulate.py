@@ -27,7 +27,7 @@ STREAMS = ("data", "server", "agents")
 def streams(seed: int) -> dict[str, np.random.Generator]:
     """Return one independent ``numpy.random.Generator`` per stream name, all from ``seed``."""
     children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children)}
+    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children, strict=True)}
 
 
 def weights_for(kind: str, n_k: np.ndarray) -> np.ndarray:
