@@ -130,6 +130,8 @@ class Simulation:
 
     def objective(self, run: MechanismRun, agent: int, kind: str) -> float:
         """Return agent's objective: 'overall' P_k + F_k, 'overall-test' P_k + E_k, 'test' E_k."""
+        if run.outcome.info.get("diverged"):
+            return math.inf  # the mechanism broke down: no agent gains from that
         W = self.agent_models(run)
         pay = self.payments_all(run)[agent]
         if kind == "overall":
@@ -164,7 +166,7 @@ def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xto
             seen[g] = float(evaluate(g))
         return seen[g]
 
-    values = [f(math.log(g)) for g in grid]
+    values = [f(math.log(g)) for g in grid]  # inf where the run diverged
     i = int(np.argmin(values))
     lo = math.log(grid[max(i - 1, 0)])
     hi = math.log(grid[min(i + 1, grid.size - 1)])
@@ -225,6 +227,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         "participants": int(mrun.participants.size),
         "data": {"n": sim.data.n, "d": sim.data.d, "classes": sim.data.n_classes},
         "constants": {"mu": mrun.mu, "L_g": mrun.L_g},
+        "diverged": bool(out.info.get("diverged", False)),
         "iterations": {
             "phase1": out.phase1_rounds,
             "phase2_total": int(sum(out.phase2_rounds)),

@@ -96,6 +96,8 @@ def dp_ffl(ctx: ServerContext):
         members = np.flatnonzero(clusters == l)
         others = np.flatnonzero(clusters != l)
         weight = float(p[others].sum())
+        if weight == 0:  # a single cluster: nobody is left, P_k = 0 (Definition 2)
+            continue
         eta2 = step_size_phase2(ctx, weight)
         etas.append(eta2)
         w_l = yield from noisy_descent(w_star, others, weight, eta2, T2, "phase2", l)

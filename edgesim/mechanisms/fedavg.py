@@ -14,8 +14,8 @@ def fedavg(ctx: ServerContext):
     Yields one Gather per round; returns an :class:`Outcome` with zero payments.
     """
     eta1 = step_size_phase1(ctx)
-    w, T1 = yield from run_phase1(ctx, eta1)
-    return Outcome(w, np.zeros(ctx.K), phase1_rounds=T1, info={"eta1": eta1})
+    w, T1, diverged = yield from run_phase1(ctx, eta1)
+    return Outcome(w, np.zeros(ctx.K), phase1_rounds=T1, info={"eta1": eta1, "diverged": diverged})
 
 
 register_mechanism("fedavg", fedavg)

@@ -45,7 +45,10 @@ def ffl(ctx: ServerContext):
     cfg = ctx.cfg
     K, p = ctx.K, ctx.p
     eta1 = step_size_phase1(ctx)
-    w_star, T1 = yield from run_phase1(ctx, eta1)
+    w_star, T1, diverged = yield from run_phase1(ctx, eta1)
+    if diverged:
+        info = {"eta1": eta1, "diverged": True}
+        return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info=info)
 
     # Extra round: every agent's gradient at w*, shared by all Phase II problems.
     r = yield Gather(w_star, None, "gradient", "phase1", problem=-1)
@@ -61,7 +64,7 @@ def ffl(ctx: ServerContext):
     trapezoid = cfg.payment_rule == "trapezoid"
     need_final = cfg.phase2_check or trapezoid
     weights = 1.0 - p
-    etas = np.array([step_size_phase2(ctx, wk) for wk in weights]) if K else np.zeros(0)
+    etas = np.array([step_size_phase2(ctx, wk) if wk > 0 else 0.0 for wk in weights])
     # sum_{j != k} p_j grad F_j(w*) for every k at once, from the shared round
     # (rescaled to weight 1 - p_k when some reports were lost).
     replied = np.zeros(K, dtype=bool)
@@ -69,10 +72,11 @@ def ffl(ctx: ServerContext):
     got = p[r.agents].sum() - np.where(replied, p, 0.0)
     scale = np.divide(weights, got, out=np.zeros(K), where=got > 0)
     G_minus = (g_all[None, :] - p[:, None] * G0) * scale[:, None]
-    converged0 = (
-        np.einsum("ij,ij->i", G_minus, G_minus) / (2.0 * weights * ctx.mu) <= p * cfg.epsilon
-    )
-    active = np.flatnonzero((T2 > 0) | (cfg.phase2_check & ~converged0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
+        converged0 = grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon
+    # With one agent the others' objective is empty: P_k = 0 (eq. VCG), no Phase II.
+    active = np.flatnonzero(((T2 > 0) | (cfg.phase2_check & ~converged0)) & (weights > 0))
     everyone = np.arange(K)
     for k in active.tolist():
         pk, weight, eta2 = p[k], weights[k], etas[k]
@@ -85,7 +89,7 @@ def ffl(ctx: ServerContext):
             converged = float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
             if t >= T2 and (not cfg.phase2_check or converged):
                 break
-            if t >= cfg.phase2_max_rounds:
+            if t >= cfg.phase2_max_rounds or not np.isfinite(g).all():
                 capped.append(k)
                 break
             w_next = w - eta2 * g
@@ -112,6 +116,7 @@ def ffl(ctx: ServerContext):
         "payment_rule": cfg.payment_rule,
         "phase2_capped": capped,
         "extra_rounds": 1,
+        "diverged": bool(capped) and not np.isfinite(payments).all(),
     }
     return Outcome(
         w_star,

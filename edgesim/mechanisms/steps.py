@@ -30,7 +30,9 @@ def step_size_phase2(ctx: ServerContext, weight_others: float) -> float:
 def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     """Alg. 1, lines 2-6: T1 rounds of w <- w - eta1 sum_k p_k grad F_k(w).
 
-    A sub-generator (``yield from``) returning ``(w*, T1)``. With
+    A sub-generator (``yield from``) returning ``(w*, T1, diverged)``; it stops
+    early, with ``diverged`` true, when the model stops being finite (a step
+    too large for the reports, e.g. under strong gradient amplification). With
     ``phase1_rounds = "theory"`` the first round's gradient bounds
     G = ||w[0] - w^o|| <= ||grad F(w[0])|| / mu and T1 follows Theorem 1.
     """
@@ -47,4 +49,6 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     for _ in range(done, int(T1)):
         r = yield Gather(w, None, "gradient", phase)
         w = w - eta1 * weighted_total(r, ctx.p[r.agents], 1.0)
-    return w, int(T1)
+        if not np.all(np.isfinite(w)):
+            return w, int(T1), True
+    return w, int(T1), False
