@@ -15,10 +15,31 @@ from pathlib import Path
 from edgesim.errors import ScenarioError, ScenarioErrors
 
 
+def _one_line(text) -> str:
+    """Return ``text`` with every run of whitespace (newlines included) as one space."""
+    return " ".join(str(text).split())
+
+
 def _fail_input(errors) -> int:
+    """Print one ``edgesim: error: KEY: ...`` line per error; return exit code 2."""
     for e in errors:
-        print(f"edgesim: error: {e}", file=sys.stderr)
+        print(f"edgesim: error: {_one_line(e)}", file=sys.stderr)
     return 2
+
+
+def _check_output(path: str) -> ScenarioError | None:
+    """Return an error when ``--json PATH`` cannot be written (before running anything)."""
+    p = Path(path)
+    if p.is_dir():
+        return ScenarioError("--json", f"{p} is a folder; give a file name")
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return ScenarioError("--json", f"cannot create {p}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK):
+        return ScenarioError("--json", f"cannot write into {parent}")
+    return None
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -93,19 +114,31 @@ def cmd_run(args) -> int:
 
     try:
         sc = scn.load(args.scenario, args.set or [], args.seed)
-        result = run(sc)
     except ScenarioErrors as errs:
+        return _fail_input(errs.errors)
+    except ScenarioError as err:
+        return _fail_input([err])
+    if args.json:
+        problem = _check_output(args.json)
+        if problem:
+            return _fail_input([problem])
+    try:
+        result = run(sc)
+        text = to_json(result)
+    except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
         return _fail_input(errs.errors)
     except ScenarioError as err:
         return _fail_input([err])
     except Exception as err:  # a failed run, not bad input
         if args.debug:
             traceback.print_exc()
-        print(f"edgesim: run failed: {type(err).__name__}: {err}", file=sys.stderr)
+        print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
         return 1
-    text = to_json(result)
     if args.json:
-        _write_atomic(Path(args.json), text)
+        try:
+            _write_atomic(Path(args.json), text)
+        except OSError as err:
+            return _fail_input([ScenarioError("--json", f"cannot write {args.json}: {err}")])
     if not args.quiet:
         print(summary(result))
         if args.json:
@@ -114,19 +147,20 @@ def cmd_run(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    """``edgesim validate``: check scenario files; exit 2 listing every error."""
+    """``edgesim validate``: check scenario files; exit 2 listing every error of every file."""
     from edgesim import scenario as scn
 
-    bad = []
+    status = 0
     for path in args.scenarios:
         try:
             scn.load(path, args.set or [])
-            print(f"{path}: ok")
         except ScenarioErrors as errs:
-            bad.extend(ScenarioError(f"{path}: {e.key}", e.message) for e in errs.errors)
+            status = 2
             for e in errs.errors:
-                print(f"{path}: {e}", file=sys.stderr)
-    return 2 if bad else 0
+                print(f"{path}: {_one_line(e)}", file=sys.stderr)
+        else:
+            print(f"{path}: ok")
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,9 +187,15 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse prints its own one-line error
-        return int(exc.code or 0)
-    return args.func(args)
+    except SystemExit as exc:  # argparse printed usage and a one-line error (or --help)
+        if exc.code is None:
+            return 0
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("edgesim: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -95,15 +95,18 @@ def ffl(ctx: ServerContext):
             w_next = w - eta2 * g
             if t + 1 >= T2 and not need_final:
                 # Last step of the paper's rule without the stopping check: no report needed.
-                P += float((w - w_next) @ g) / pk
+                P += eta2 * float(g @ g) / pk
                 t += 1
                 break
             rep = yield Gather(w_next, others, "gradient", "phase2", problem=k)
+            if rep.values is not None and rep.values.size:
+                L_f = max(L_f, float(np.sqrt(np.einsum("ij,ij->i", rep.values, rep.values).max())))
             g_next = weighted_total(rep, p[rep.agents], weight)
+            # w[t] - w[t+1] = eta2 g exactly; computing it as a difference loses digits.
             if trapezoid:
-                P += float((w - w_next) @ (g + g_next)) / (2.0 * pk)
+                P += eta2 * float(g @ (g + g_next)) / (2.0 * pk)
             else:
-                P += float((w - w_next) @ g) / pk
+                P += eta2 * float(g @ g) / pk
             w, g = w_next, g_next
             t += 1
         payments[k] = P
@@ -112,7 +115,7 @@ def ffl(ctx: ServerContext):
         "eta1": eta1,
         "eta2": float(np.mean(etas)) if K else 0.0,
         "T2_target": T2,
-        "gradient_bound_observed": L_f,
+        "gradient_bound_observed": L_f,  # max ||grad F_j|| reported at w* and in Phase II
         "payment_rule": cfg.payment_rule,
         "phase2_capped": capped,
         "extra_rounds": 1,

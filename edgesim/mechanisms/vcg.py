@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from edgesim.learning.models import Design, Model, Ridge
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism
@@ -31,7 +32,14 @@ def solve_weighted(model: Model, design: Design, weights: np.ndarray, w0=None) -
     if isinstance(model, Ridge):
         return model.solve(design, weights)
     x0 = np.zeros(model.n_params(design.data.d)) if w0 is None else w0
-    res = minimize(
+    # Many small BLAS calls: threads cost far more than they save (about 40x here).
+    with threadpool_limits(1):
+        res = _lbfgs(model, design, weights, x0)
+    return res.x
+
+
+def _lbfgs(model, design, weights, x0):
+    return minimize(
         model.loss_and_grad,
         x0,
         args=(design, weights),
@@ -39,7 +47,6 @@ def solve_weighted(model: Model, design: Design, weights: np.ndarray, w0=None) -
         method="L-BFGS-B",
         options={"gtol": SOLVER_GTOL, "ftol": 1e-16, "maxiter": 100000, "maxcor": 30},
     )
-    return res.x
 
 
 def balanced_clusters(K: int, L: int, rng: np.random.Generator) -> np.ndarray:

@@ -1,0 +1,132 @@
+"""Models: losses and gradients against finite differences and per-agent loops; mu and L_g."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgesim.learning.models import Logistic, Ridge, make_model
+
+
+def finite_difference(f, w, eps=1e-6):
+    g = np.zeros_like(w)
+    for i in range(w.size):
+        e = np.zeros_like(w)
+        e[i] = eps
+        g[i] = (f(w + e) - f(w - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_ridge_gradient_matches_finite_differences(regression_data, intercept):
+    m = Ridge(0.3, intercept)
+    des = m.design(regression_data)
+    w = np.random.default_rng(1).normal(size=m.n_params(regression_data.d))
+    G = m.agent_grads(w, des)
+    for k in range(des.K):
+        num = finite_difference(lambda v, k=k: m.agent_losses(v, des)[k], w)
+        np.testing.assert_allclose(G[k], num, atol=1e-6)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_logistic_gradient_matches_finite_differences(classification_data, intercept):
+    m = Logistic(0.05, intercept, classification_data.n_classes)
+    des = m.design(classification_data)
+    w = np.random.default_rng(2).normal(size=m.n_params(classification_data.d))
+    G = m.agent_grads(w, des)
+    for k in (0, 3, 9):
+        num = finite_difference(lambda v, k=k: m.agent_losses(v, des)[k], w)
+        np.testing.assert_allclose(G[k], num, atol=1e-6)
+
+
+def test_losses_match_the_per_sample_definition(classification_data, regression_data):
+    """F_k = mean over k's samples of the DESIGN per-sample loss, written out by hand."""
+    rng = np.random.default_rng(3)
+    m = Ridge(0.2)
+    des = m.design(regression_data)
+    w = rng.normal(size=m.n_params(regression_data.d))
+    X, y = regression_data.agent_rows(2)
+    x1 = np.hstack([X, np.ones((len(X), 1))])
+    expect = np.mean(0.5 * (x1 @ w - y) ** 2 + 0.5 * 0.2 * w @ w)
+    assert m.agent_losses(w, des)[2] == pytest.approx(expect, rel=1e-12)
+
+    C = classification_data.n_classes
+    lg = Logistic(0.1, True, C)
+    des = lg.design(classification_data)
+    W = rng.normal(size=(classification_data.d + 1, C))
+    X, y = classification_data.agent_rows(4)
+    S = np.hstack([X, np.ones((len(X), 1))]) @ W
+    nll = -(S[np.arange(len(y)), y] - np.log(np.exp(S).sum(axis=1)))
+    expect = np.mean(nll) + 0.5 * 0.1 * np.sum(W * W)
+    assert lg.agent_losses(W.ravel(), des)[4] == pytest.approx(expect, rel=1e-12)
+
+
+def test_vectorised_grads_equal_a_loop_over_agents(classification_data):
+    m = Logistic(0.05, True, 3)
+    des = m.design(classification_data)
+    w = np.random.default_rng(4).normal(size=m.n_params(classification_data.d))
+    G = m.agent_grads(w, des)
+    for k in range(des.K):
+        sub = classification_data.subset([k])
+        np.testing.assert_allclose(G[k], m.agent_grads(w, m.design(sub))[0], rtol=1e-12)
+    W = np.random.default_rng(5).normal(size=(des.K, w.size))
+    Ge = m.agent_grads_each(W, des)
+    for k in range(des.K):
+        np.testing.assert_allclose(Ge[k], m.agent_grads(W[k], des)[k], rtol=1e-12)
+    np.testing.assert_allclose(
+        m.agent_losses_each(W, des)[3], m.agent_losses(W[3], des)[3], rtol=1e-12
+    )
+
+
+def test_global_gradient_is_weighted_sum(regression_data):
+    m = Ridge(0.1)
+    des = m.design(regression_data)
+    p = regression_data.n_k / regression_data.n
+    w = np.ones(m.n_params(regression_data.d))
+    num = finite_difference(lambda v: m.loss(v, des, p), w)
+    np.testing.assert_allclose(m.grad(w, des, p), num, atol=1e-6)
+
+
+def test_ridge_smoothness_is_the_largest_agent_hessian_eigenvalue(regression_data):
+    """For ridge the Hessian of F_k is X_k^T X_k / n_k + l2 I: L_g is its top eigenvalue over k."""
+    m = Ridge(0.1)
+    des = m.design(regression_data)
+    exact = 0.0
+    for k in range(des.K):
+        X, _ = regression_data.agent_rows(k)
+        x1 = np.hstack([X, np.ones((len(X), 1))])
+        exact = max(exact, np.linalg.eigvalsh(x1.T @ x1 / len(X)).max() + 0.1)
+    assert m.smoothness(des) == pytest.approx(exact, rel=1e-6)
+    assert m.smoothness(des, "sample") >= exact
+    assert m.strong_convexity() == 0.1
+
+
+def test_logistic_smoothness_bounds_the_hessian(classification_data):
+    """Numerical Hessian of each F_k at random points never exceeds L_g."""
+    m = Logistic(0.05, True, 3)
+    des = m.design(classification_data)
+    L = m.smoothness(des)
+    rng = np.random.default_rng(6)
+    for k in (0, 5):
+        w = rng.normal(size=m.n_params(classification_data.d))
+        H = np.column_stack(
+            [finite_difference(lambda v, i=i: m.agent_grads(v, des)[k][i], w) for i in range(w.size)]
+        )
+        assert np.linalg.eigvalsh(0.5 * (H + H.T)).max() <= L * (1 + 1e-6)
+
+
+def test_ridge_closed_form_solves_the_weighted_problem(regression_data):
+    m = Ridge(0.1)
+    des = m.design(regression_data)
+    weights = np.array([0.3, 0.0, 0.2, 0.1, 0.1])
+    w = m.solve(des, weights)
+    assert np.linalg.norm(weights @ m.agent_grads(w, des)) < 1e-10
+
+
+def test_bad_model_settings():
+    with pytest.raises(ValueError, match="l2"):
+        Ridge(0.0)
+    with pytest.raises(ValueError, match="classes"):
+        Logistic(0.1, True, 1)
+    with pytest.raises(ValueError, match="model.kind"):
+        make_model("svm", 0.1, True, 0)

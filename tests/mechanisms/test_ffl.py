@@ -1,0 +1,133 @@
+"""FFL (Alg. 1) against exact VCG: both payment rules, Theorem 1, Prop. 4, Prop. 7, messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgesim import theory
+from edgesim.agents import Amplify, Population
+from edgesim.learning.models import Logistic, Ridge
+from edgesim.mechanisms.vcg import vcg_payments
+from tests.conftest import make_classification, make_regression, run_mechanism
+
+
+@pytest.fixture(scope="module")
+def ridge_case():
+    data = make_regression(K=5, seed=0)
+    m = Ridge(0.1)
+    des = m.design(data)
+    p = np.full(5, 0.2)
+    w_o, vcg = vcg_payments(m, des, p)
+    return data, m, vcg
+
+
+def test_trapezoid_equals_exact_vcg_on_ridge(ridge_case):
+    """Slip 4: the trapezoid rule is exact for quadratics once Phase II has converged."""
+    data, m, vcg = ridge_case
+    out, *_ = run_mechanism(
+        m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-12,
+        payment_rule="trapezoid",
+    )
+    rel = np.abs(out.payments - vcg) / np.abs(vcg)
+    assert rel.max() < 1e-8
+    assert (out.payments >= 0).all() and out.payments.sum() >= 0  # Prop. 7
+
+
+def test_paper_rule_within_prop4_and_error_proportional_to_eta2(ridge_case):
+    """Prop. 4: |P_k - P_VCG| <= (1-p_k)/p_k L_g L_f^2 (T2+1) eta2^2; error is O(eta2) (slip 4)."""
+    data, m, vcg = ridge_case
+    L_g = m.smoothness(m.design(data))
+    errs = {}
+    for c in (1.0, 0.1):
+        out, _, _, p, _ = run_mechanism(
+            m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-12,
+            payment_rule="paper", eta2=c / L_g,
+        )
+        L_f = out.info["gradient_bound_observed"]
+        err = np.abs(out.payments - vcg)
+        for k in range(5):
+            T2 = out.phase2_per_agent[k]
+            assert err[k] <= theory.prop4_bound(p[k], L_g, L_f, T2, c / L_g)
+        assert (out.payments >= 0).all()  # slip 1: the sign makes every increment >= 0
+        errs[c] = np.max(err / vcg)
+    assert 5 < errs[1.0] / errs[0.1] < 20  # first order in eta2
+
+
+@pytest.mark.slow
+def test_paper_rule_below_1e4_relative_with_small_eta2():
+    data = make_regression(K=5, seed=0, shift=0.0)  # well-conditioned: fewer rounds needed
+    m = Ridge(0.1)
+    _, vcg = vcg_payments(m, m.design(data), np.full(5, 0.2))
+    L_g = m.smoothness(m.design(data))
+    out, *_ = run_mechanism(
+        m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-10,
+        payment_rule="paper", eta2=3e-4 / L_g,
+    )
+    assert np.max(np.abs(out.payments - vcg) / vcg) < 1e-4
+
+
+def test_message_counts_follow_the_protocol(ridge_case):
+    """Each direction: K T1 + K (the round at w*) + sum_k (K - 1) T2_k."""
+    data, m, _ = ridge_case
+    out, c, *_ = run_mechanism(m, data, kind="ffl", phase1_rounds=40, phase2_rounds=7, epsilon=1e-6)
+    K, T1 = 5, 40
+    expect = K * T1 + K + sum((K - 1) * t for t in out.phase2_per_agent)
+    assert c.messages_down == c.messages_up == expect
+    assert min(out.phase2_per_agent) >= 7
+    p_len = m.n_params(data.d)
+    assert c.bytes_up == expect * (64 + 8 * p_len)
+
+
+def test_theorem1_on_logistic_k10():
+    """Theorem 1's parameters give |P_k - P_k^VCG| <= epsilon; Lemma 1 bounds the Phase I gap."""
+    data = make_classification(K=10, seed=2, n=800)
+    m = Logistic(0.2, True, 3)
+    des = m.design(data)
+    p = np.full(10, 0.1)
+    w_o, vcg = vcg_payments(m, des, p)
+    eps = 5e-3
+    out, _, _, _, L_g = run_mechanism(
+        m, data, kind="ffl", phase1_rounds="theory", phase2_rounds="theory", epsilon=eps,
+        payment_rule="paper", theory_delta=0.1,
+    )
+    assert np.all(np.abs(out.payments - vcg) <= eps)
+    mu = m.strong_convexity()
+    w0 = m.init(data.d)
+    gap = m.loss(out.model, des, p) - m.loss(w_o, des, p)
+    bound = theory.lemma1_gap(out.phase1_rounds, mu, L_g, m.loss(w0, des, p) - m.loss(w_o, des, p))
+    assert -1e-12 <= gap <= bound
+
+
+def test_theory_rounds_skip_phase2_for_large_K_and_stay_accurate():
+    """With K large enough Theorem 1's T2 is 0 (Phase II ends at once) and |P - P_VCG| <= eps."""
+    K = 300
+    data = make_regression(K=K, d=2, seed=4, shift=0.0, spread=0.3)
+    m = Ridge(1.0)
+    des = m.design(data)
+    p = np.full(K, 1 / K)
+    _, vcg = vcg_payments(m, des, p)
+    eps = 0.2
+    out, c, *_ = run_mechanism(
+        m, data, kind="ffl", phase1_rounds="theory", phase2_rounds="theory", epsilon=eps,
+        theory_delta=1.0,
+    )
+    assert out.info["T2_target"] == 0
+    assert sum(out.phase2_per_agent) == 0
+    assert np.all(np.abs(out.payments - vcg) <= eps)
+    assert c.messages_up == K * out.phase1_rounds + K
+
+
+def test_amplifying_agent_does_not_gain_under_ffl(ridge_case):
+    """Faithfulness: J_k = P_k + F_k(w*) is lowest for truthful reports (Prop. 5)."""
+    data, m, _ = ridge_case
+    J = {}
+    for gamma in (0.5, 1.0, 2.0, 4.0):
+        pop = Population(5, {1: Amplify(gamma)})
+        out, _, des, *_ = run_mechanism(
+            m, data, population=pop, kind="ffl", phase1_rounds=2000, phase2_rounds=1,
+            epsilon=1e-10, eta1=0.2 / m.smoothness(m.design(data)),
+        )
+        J[gamma] = out.payments[1] + m.agent_losses(out.model, des)[1]
+    assert J[1.0] <= min(J.values()) + 1e-9
+    assert J[4.0] > J[1.0] + 1e-4

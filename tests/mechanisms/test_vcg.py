@@ -1,0 +1,85 @@
+"""Exact VCG against an independent least-squares computation; scalable VCG (Definition 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgesim.learning.models import Logistic, Ridge
+from edgesim.mechanisms.vcg import balanced_clusters, solve_weighted, vcg_payments
+from tests.conftest import make_classification, make_regression
+
+
+def _ridge_by_lstsq(data, weights, l2):
+    """argmin sum_k weights_k F_k by an augmented least-squares system (no normal equations)."""
+    rows, rhs = [], []
+    for k in np.flatnonzero(weights):
+        X, y = data.agent_rows(k)
+        x1 = np.hstack([X, np.ones((len(X), 1))])
+        s = np.sqrt(weights[k] / len(X))
+        rows.append(s * x1)
+        rhs.append(s * y)
+    dprime = data.d + 1
+    rows.append(np.sqrt(l2 * weights.sum()) * np.eye(dprime))
+    rhs.append(np.zeros(dprime))
+    return np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+
+
+def _F(data, k, w, l2):
+    X, y = data.agent_rows(k)
+    x1 = np.hstack([X, np.ones((len(X), 1))])
+    return np.mean(0.5 * (x1 @ w - y) ** 2) + 0.5 * l2 * w @ w
+
+
+def test_ridge_vcg_equals_independent_closed_form():
+    data = make_regression(K=5, seed=3)
+    l2 = 0.1
+    p = np.full(5, 0.2)
+    m = Ridge(l2)
+    _, P = vcg_payments(m, m.design(data), p)
+    w_o = _ridge_by_lstsq(data, p, l2)
+    for k in range(5):
+        others = p.copy()
+        others[k] = 0
+        w_k = _ridge_by_lstsq(data, others, l2)
+        H = lambda w: sum(p[j] * _F(data, j, w, l2) for j in range(5) if j != k)  # noqa: E731
+        expect = (H(w_o) - H(w_k)) / p[k]
+        assert P[k] == pytest.approx(expect, rel=1e-9)
+        assert P[k] >= 0
+
+
+def test_logistic_solver_reaches_the_optimum():
+    data = make_classification(K=6, seed=1)
+    m = Logistic(0.05, True, 3)
+    des = m.design(data)
+    p = np.full(6, 1 / 6)
+    w = solve_weighted(m, des, p)
+    assert np.linalg.norm(m.grad(w, des, p)) < 1e-8
+
+
+def test_balanced_clusters_have_floor_or_ceil_size():
+    labels = balanced_clusters(18, 4, np.random.default_rng(0))
+    sizes = np.bincount(labels)
+    assert sorted(sizes.tolist()) == [4, 4, 5, 5]
+
+
+@pytest.mark.parametrize("model_kind", ["ridge", "logistic"])
+def test_scalable_vcg_error_falls_with_L_and_vanishes_at_K(model_kind):
+    K = 12
+    if model_kind == "ridge":
+        data, m = make_regression(K=K, seed=5), Ridge(0.1)
+    else:
+        data, m = make_classification(K=K, seed=5), Logistic(0.05, True, 3)
+    des = m.design(data)
+    p = np.full(K, 1 / K)
+    w_o, exact = vcg_payments(m, des, p)
+    errors = {}
+    for L in (2, 3, 6, 12):  # L = 1 leaves nobody to solve for (Definition 2 needs L >= 2)
+        errs = []
+        for seed in range(6):  # average over random cluster draws
+            clusters = balanced_clusters(K, L, np.random.default_rng(seed))
+            _, approx = vcg_payments(m, des, p, clusters, w_opt=w_o)
+            errs.append(np.max(np.abs(approx - exact)))
+        errors[L] = float(np.mean(errs))
+    assert errors[12] <= 1e-9 * max(1.0, np.abs(exact).max())
+    assert errors[2] > errors[3] > errors[6] > errors[12]

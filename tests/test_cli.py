@@ -1,0 +1,346 @@
+"""Tests of the ``edgesim`` command line: exit codes, error lines, the JSON output contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from edgesim.cli import main
+
+SMALL = """\
+name = "small"
+seed = 4
+[data]
+source = "synthetic"
+samples = 200
+[agents]
+count = 4
+[[agents.strategy]]
+agent = 1
+kind = "amplify"
+gamma = 2.0
+[mechanism]
+kind = "ffl"
+phase1_rounds = 50
+phase2_rounds = 3
+"""
+
+BAD = """\
+seed = 1
+agnets = 3
+[data]
+source = "synthtic"
+partition = { kind = "iid", delta = 1.5 }
+[model]
+l2 = -1
+[agents]
+count = 0
+[mechanism]
+kind = "ffl"
+phase1_rounds = "thoery"
+beta = 1.2
+"""
+BAD_KEYS = [
+    "agnets",
+    "data.source",
+    "data.partition.delta",
+    "model.l2",
+    "agents.count",
+    "mechanism.phase1_rounds",
+    "mechanism.beta",
+]
+
+CONTRACT = {
+    "iterations": ["phase1", "phase2_total", "phase2_per_agent"],
+    "communication": [
+        "messages_down",
+        "messages_up",
+        "bytes_down",
+        "bytes_up",
+        "transmissions_up",
+        "retransmissions",
+        "dropped",
+    ],
+    "sim_time_s": ["total", "phase1", "phase2"],
+    "model": ["global_loss", "test_accuracy"],
+}
+TOP = ["scenario", "seed", "mechanism", "K", "payments", "vcg_payments"]
+TOP += ["payment_error_max", "budget_total", "agents"]
+AGENT = ["id", "n", "strategy", "payment", "train_loss", "test_loss", "overall_loss"]
+AGENT += ["local_loss", "test_accuracy"]
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """One good run of the small scenario, written with --json (shared by the contract tests)."""
+    d = tmp_path_factory.mktemp("run")
+    scenario = write(d, SMALL)
+    out = d / "out" / "a.json"  # the folder does not exist yet
+    code = main(["run", str(scenario), "--json", str(out), "--quiet"])
+    assert code == 0
+    return scenario, out
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+def test_bad_file_exits_2_one_line_per_error(tmp_path, capsys):
+    p = write(tmp_path, BAD)
+    out_json = tmp_path / "out.json"
+    code, out, err = cli(capsys, "run", p, "--json", out_json)
+    assert code == 2
+    assert not out_json.exists()
+    assert list(tmp_path.iterdir()) == [p]  # no temporary file left either
+    assert "Traceback" not in err
+    lines = error_lines(err)
+    assert len(lines) == len(BAD_KEYS)
+    for line, key in zip(lines, BAD_KEYS, strict=True):  # in file order
+        assert line.startswith(f"edgesim: error: {key} (line ")
+    assert "did you mean 'agents'" in err
+    assert "did you mean 'theory'" in err
+
+
+@pytest.mark.parametrize(
+    ("sets", "key"),
+    [
+        (["agents.count=0"], "agents.count"),
+        (["network.fidelity=warp"], "network.fidelity"),
+        (["mechanism.kind=magic"], "mechanism.kind"),
+        (["mechanism.beta=1.5"], "mechanism.beta"),
+        (["model.l2=-0.1"], "model.l2"),
+        (["agents.strategy[0].kind=amplfy"], "agents.strategy[0].kind"),
+        (["data.source=npz", "data.path=does/not/exist.npz"], "data.path"),
+        (["data.source=paper-linear", "model.kind=ridge"], "agents.count"),
+        (["mechanism.clusters=9"], "mechanism.clusters"),
+        (["agnets.count=3"], "agnets"),
+    ],
+)
+def test_bad_override_exits_2(tmp_path, capsys, sets, key):
+    p = write(tmp_path, SMALL)
+    out_json = tmp_path / "out.json"
+    argv = ["run", p, "--json", out_json]
+    for s in sets:
+        argv += ["--set", s]
+    code, out, err = cli(capsys, *argv)
+    assert code == 2
+    assert not out_json.exists()
+    lines = error_lines(err)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"edgesim: error: {key}")
+    assert "Traceback" not in err
+
+
+def test_missing_scenario_file(tmp_path, capsys):
+    code, _, err = cli(capsys, "run", tmp_path / "nope.toml")
+    assert code == 2
+    assert error_lines(err) == [
+        f"edgesim: error: scenario: file not found: {tmp_path / 'nope.toml'}"
+    ]
+
+
+def test_json_into_a_folder_is_bad_input(tmp_path, capsys):
+    p = write(tmp_path, SMALL)
+    code, _, err = cli(capsys, "run", p, "--json", tmp_path)
+    assert code == 2
+    assert error_lines(err)[0].startswith("edgesim: error: --json")
+
+
+def test_argparse_errors_exit_2(capsys):
+    code, _, err = cli(capsys, "run", "--seed", "x")
+    assert code == 2
+    assert "invalid int value" in err
+    code, _, _ = cli(capsys, "frobnicate")
+    assert code == 2
+
+
+def test_subprocess_bad_input_real_exit_code(tmp_path):
+    p = write(tmp_path, SMALL)
+    out_json = tmp_path / "out.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "edgesim.cli", "run", str(p), "--json", str(out_json)]
+        + ["--set", "agents.count=0", "--set", "mechanism.beta=1.2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = error_lines(proc.stderr)
+    assert len(lines) == 2
+    assert lines[0].startswith("edgesim: error: agents.count")
+    assert lines[1].startswith("edgesim: error: mechanism.beta")
+    assert proc.stdout == ""
+    assert not out_json.exists()
+
+
+# ---------------------------------------------------------------------------- good runs
+
+
+def test_json_output_contract(small_run):
+    _, out = small_run
+    result = json.loads(out.read_text())
+    for key in TOP:
+        assert key in result, key
+    for section, keys in CONTRACT.items():
+        for key in keys:
+            assert key in result[section], f"{section}.{key}"
+    assert result["mechanism"] == "ffl"
+    assert result["K"] == 4 and result["seed"] == 4
+    assert result["scenario"]["agents"]["count"] == 4
+    assert result["scenario"]["mechanism"]["epsilon"] == 1e-3  # defaults resolved
+    assert result["iterations"]["phase1"] == 50
+    assert len(result["iterations"]["phase2_per_agent"]) == 4
+    assert len(result["payments"]) == len(result["vcg_payments"]) == 4
+    assert isinstance(result["payment_error_max"], float)
+    assert result["budget_total"] == pytest.approx(sum(result["payments"]))
+    assert result["communication"]["messages_up"] > 0
+    assert [a["id"] for a in result["agents"]] == [0, 1, 2, 3]
+    for a in result["agents"]:
+        for key in AGENT:
+            assert key in a, key
+        assert a["overall_loss"] == pytest.approx(a["payment"] + a["train_loss"])
+    assert result["agents"][1]["strategy"].startswith("amplify")
+    assert sum(a["n"] for a in result["agents"]) == 200
+    assert 0.0 <= result["model"]["test_accuracy"] <= 1.0
+
+
+def test_same_seed_gives_byte_identical_json(small_run, tmp_path, capsys):
+    scenario, first = small_run
+    again = tmp_path / "b.json"
+    assert main(["run", str(scenario), "--json", str(again), "--quiet"]) == 0
+    assert again.read_bytes() == first.read_bytes()
+    assert capsys.readouterr().out == ""  # --quiet
+
+
+def test_other_seed_gives_other_json(tmp_path, capsys):
+    p = write(tmp_path, SMALL)
+    files = []
+    for seed in ("4", "4", "5"):
+        out = tmp_path / f"r{len(files)}.json"
+        argv = ["run", p, "--set", "model.kind=ridge", "--seed", seed, "--json", out]
+        assert cli(capsys, *argv)[0] == 0
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+    assert files[2] != files[0]
+    assert json.loads(files[2])["seed"] == 5
+    assert json.loads(files[2])["scenario"]["seed"] == 5
+
+
+def test_quick_start_prints_summary(capsys):
+    code, out, err = cli(capsys, "run")
+    assert code == 0, err
+    assert "ffl" in out
+    assert "K = 10" in out
+    assert "quickstart" in out
+    assert err == ""
+
+
+def test_dp_ffl_privacy_object(tmp_path, capsys):
+    p = write(tmp_path, SMALL)
+    out_json = tmp_path / "dp.json"
+    code, out, err = cli(
+        capsys,
+        "run",
+        p,
+        "--set",
+        "model.kind=ridge",
+        "--set",
+        "mechanism.kind=dp-ffl",
+        "--set",
+        "mechanism.clusters=2",
+        "--json",
+        out_json,
+    )
+    assert code == 0, err
+    assert "privacy" in out
+    result = json.loads(out_json.read_text())
+    assert result["mechanism"] == "dp-ffl"
+    pr = result["privacy"]
+    for key in (
+        "alpha",
+        "beta",
+        "sigma",
+        "sigma_p",
+        "epsilon_accounted",
+        "epsilon_zcdp",
+        "releases",
+    ):
+        assert key in pr, key
+    assert pr["alpha"] == 0.1 and pr["beta"] == 0.01
+    assert pr["sigma"] > 0 and pr["sigma_p"] > 0
+    assert 0 < pr["epsilon_accounted"] and 0 < pr["epsilon_zcdp"]
+    assert pr["releases"]
+    for rel in pr["releases"]:
+        assert rel["sensitivity"] > 0 and rel["sigma"] > 0
+        assert isinstance(rel["count"], int) and rel["count"] >= 1
+
+
+def test_subprocess_good_run(tmp_path):
+    p = write(tmp_path, SMALL)
+    out_json = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONHASHSEED="123")
+    proc = subprocess.run(
+        [sys.executable, "-m", "edgesim.cli", "run", str(p), "--json", str(out_json)]
+        + ["--set", "mechanism.kind=fedavg", "--set", "model.kind=ridge"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "fedavg with K = 4" in proc.stdout
+    assert json.loads(out_json.read_text())["mechanism"] == "fedavg"
+    # another process (another hash seed) gives the same bytes
+    here = tmp_path / "here.json"
+    argv = ["run", str(p), "--json", str(here), "--quiet"]
+    assert main(argv + ["--set", "mechanism.kind=fedavg", "--set", "model.kind=ridge"]) == 0
+    assert here.read_bytes() == out_json.read_bytes()
+
+
+# ---------------------------------------------------------------------------- validate
+
+
+def test_validate_good_and_bad(tmp_path, capsys):
+    good = write(tmp_path, SMALL, "good.toml")
+    bad = write(tmp_path, BAD, "bad.toml")
+    code, out, err = cli(capsys, "validate", good)
+    assert code == 0
+    assert out.strip() == f"{good}: ok"
+    assert err == ""
+    code, out, err = cli(capsys, "validate", good, bad)
+    assert code == 2
+    assert f"{good}: ok" in out
+    lines = error_lines(err)
+    assert len(lines) == len(BAD_KEYS)
+    for line, key in zip(lines, BAD_KEYS, strict=True):
+        assert line.startswith(f"{bad}: {key} (line ")
+    assert "Traceback" not in err
+
+
+def test_validate_with_set(tmp_path, capsys):
+    good = write(tmp_path, SMALL)
+    code, _, err = cli(capsys, "validate", good, "--set", "agents.count=0")
+    assert code == 2
+    assert error_lines(err) == [f"{good}: agents.count (from --set): must be >= 1, got 0"]
