@@ -128,13 +128,16 @@ class Population:
     def __init__(self, K: int, assigned: dict[int, Strategy] | None = None):
         self.K = K
         self.assigned = dict(assigned or {})
-        self._groups: list[tuple[Strategy, np.ndarray]] = []
         by_id: dict[int, tuple[Strategy, list[int]]] = {}
         for k, s in sorted(self.assigned.items()):
             if isinstance(s, Truthful) or type(s) is Strategy:
                 continue
             by_id.setdefault(id(s), (s, []))[1].append(k)
-        self._groups = [(s, np.asarray(ks, dtype=np.int64)) for s, ks in by_id.values()]
+        self._groups = []
+        for s, ks in by_id.values():
+            mask = np.zeros(K, dtype=bool)
+            mask[ks] = True
+            self._groups.append((s, mask))
 
     def strategy(self, k: int) -> Strategy:
         """Return agent ``k``'s strategy."""
@@ -163,7 +166,7 @@ class Population:
             return reports
         out = reports
         for strat, members in self._groups:
-            pos = np.flatnonzero(np.isin(agents, members))
+            pos = np.flatnonzero(members[agents])
             if pos.size == 0:
                 continue
             if out is reports:

@@ -28,7 +28,9 @@ def make_classification(K=10, d=4, C=3, seed=0, n=600) -> FederatedDataset:
     means = rng.normal(size=(C, d)) * 1.5
     y = rng.integers(0, C, n)
     X = means[y] + rng.normal(size=(n, d))
-    agent = np.where(rng.random(n) < 0.5, rng.integers(0, K, n), (y + C * rng.integers(0, K, n)) % K)
+    agent = np.where(
+        rng.random(n) < 0.5, rng.integers(0, K, n), (y + C * rng.integers(0, K, n)) % K
+    )
     agent[:K] = np.arange(K)  # every agent has a sample
     yt = rng.integers(0, C, 10 * K)
     Xt = means[yt] + rng.normal(size=(10 * K, d))
@@ -58,7 +60,14 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
     L_g = model.smoothness(des)
     conf = MechanismConfig(**cfg)
     ctx = ServerContext(
-        model, conf, p, des.n_k, data.d, model.strong_convexity(), L_g, model.init(data.d),
+        model,
+        conf,
+        p,
+        des.n_k,
+        data.d,
+        model.strong_convexity(),
+        L_g,
+        model.init(data.d),
         np.random.default_rng(seed),
     )
     side = AgentSide(model, des, population or Population(K), np.random.default_rng(seed + 1))

@@ -110,7 +110,10 @@ def test_logistic_smoothness_bounds_the_hessian(classification_data):
     for k in (0, 5):
         w = rng.normal(size=m.n_params(classification_data.d))
         H = np.column_stack(
-            [finite_difference(lambda v, i=i: m.agent_grads(v, des)[k][i], w) for i in range(w.size)]
+            [
+                finite_difference(lambda v, i=i: m.agent_grads(v, des)[k][i], w)
+                for i in range(w.size)
+            ]
         )
         assert np.linalg.eigvalsh(0.5 * (H + H.T)).max() <= L * (1 + 1e-6)
 

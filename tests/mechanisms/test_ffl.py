@@ -26,7 +26,12 @@ def test_trapezoid_equals_exact_vcg_on_ridge(ridge_case):
     """Slip 4: the trapezoid rule is exact for quadratics once Phase II has converged."""
     data, m, vcg = ridge_case
     out, *_ = run_mechanism(
-        m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-12,
+        m,
+        data,
+        kind="ffl",
+        phase1_rounds=3000,
+        phase2_rounds=1,
+        epsilon=1e-12,
         payment_rule="trapezoid",
     )
     rel = np.abs(out.payments - vcg) / np.abs(vcg)
@@ -41,8 +46,14 @@ def test_paper_rule_within_prop4_and_error_proportional_to_eta2(ridge_case):
     errs = {}
     for c in (1.0, 0.1):
         out, _, _, p, _ = run_mechanism(
-            m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-12,
-            payment_rule="paper", eta2=c / L_g,
+            m,
+            data,
+            kind="ffl",
+            phase1_rounds=3000,
+            phase2_rounds=1,
+            epsilon=1e-12,
+            payment_rule="paper",
+            eta2=c / L_g,
         )
         L_f = out.info["gradient_bound_observed"]
         err = np.abs(out.payments - vcg)
@@ -61,8 +72,14 @@ def test_paper_rule_below_1e4_relative_with_small_eta2():
     _, vcg = vcg_payments(m, m.design(data), np.full(5, 0.2))
     L_g = m.smoothness(m.design(data))
     out, *_ = run_mechanism(
-        m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-10,
-        payment_rule="paper", eta2=3e-4 / L_g,
+        m,
+        data,
+        kind="ffl",
+        phase1_rounds=3000,
+        phase2_rounds=1,
+        epsilon=1e-10,
+        payment_rule="paper",
+        eta2=3e-4 / L_g,
     )
     assert np.max(np.abs(out.payments - vcg) / vcg) < 1e-4
 
@@ -88,8 +105,14 @@ def test_theorem1_on_logistic_k10():
     w_o, vcg = vcg_payments(m, des, p)
     eps = 5e-3
     out, _, _, _, L_g = run_mechanism(
-        m, data, kind="ffl", phase1_rounds="theory", phase2_rounds="theory", epsilon=eps,
-        payment_rule="paper", theory_delta=0.1,
+        m,
+        data,
+        kind="ffl",
+        phase1_rounds="theory",
+        phase2_rounds="theory",
+        epsilon=eps,
+        payment_rule="paper",
+        theory_delta=0.1,
     )
     assert np.all(np.abs(out.payments - vcg) <= eps)
     mu = m.strong_convexity()
@@ -109,7 +132,12 @@ def test_theory_rounds_skip_phase2_for_large_K_and_stay_accurate():
     _, vcg = vcg_payments(m, des, p)
     eps = 0.2
     out, c, *_ = run_mechanism(
-        m, data, kind="ffl", phase1_rounds="theory", phase2_rounds="theory", epsilon=eps,
+        m,
+        data,
+        kind="ffl",
+        phase1_rounds="theory",
+        phase2_rounds="theory",
+        epsilon=eps,
         theory_delta=1.0,
     )
     assert out.info["T2_target"] == 0
@@ -125,8 +153,14 @@ def test_amplifying_agent_does_not_gain_under_ffl(ridge_case):
     for gamma in (0.5, 1.0, 2.0, 4.0):
         pop = Population(5, {1: Amplify(gamma)})
         out, _, des, *_ = run_mechanism(
-            m, data, population=pop, kind="ffl", phase1_rounds=2000, phase2_rounds=1,
-            epsilon=1e-10, eta1=0.2 / m.smoothness(m.design(data)),
+            m,
+            data,
+            population=pop,
+            kind="ffl",
+            phase1_rounds=2000,
+            phase2_rounds=1,
+            epsilon=1e-10,
+            eta1=0.2 / m.smoothness(m.design(data)),
         )
         J[gamma] = out.payments[1] + m.agent_losses(out.model, des)[1]
     assert J[1.0] <= min(J.values()) + 1e-9
