@@ -675,3 +675,16 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
         if cls is AgentsConfig and f.name == "strategy":
             rows.extend(reference_rows(StrategyConfig, f"{key}[]."))
     return rows
+
+
+def reference_markdown() -> str:
+    """Return the README's scenario-key table (Markdown), generated from the dataclasses."""
+    lines = ["| key | default | unit / allowed | meaning |", "|---|---|---|---|"]
+    for key, default, allowed, doc in reference_rows():
+        cells = [f"`{key}`", f"`{default}`", allowed, doc]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference_markdown(), end="")

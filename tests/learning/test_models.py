@@ -111,7 +111,7 @@ def test_logistic_smoothness_bounds_the_hessian(classification_data):
         w = rng.normal(size=m.n_params(classification_data.d))
         H = np.column_stack(
             [
-                finite_difference(lambda v, i=i: m.agent_grads(v, des)[k][i], w)
+                finite_difference(lambda v, i=i, k=k: m.agent_grads(v, des)[k][i], w)
                 for i in range(w.size)
             ]
         )

@@ -42,7 +42,7 @@ def test_ridge_vcg_equals_independent_closed_form():
         others = p.copy()
         others[k] = 0
         w_k = _ridge_by_lstsq(data, others, l2)
-        H = lambda w: sum(p[j] * _F(data, j, w, l2) for j in range(5) if j != k)  # noqa: E731
+        H = lambda w, k=k: sum(p[j] * _F(data, j, w, l2) for j in range(5) if j != k)  # noqa: E731
         expect = (H(w_o) - H(w_k)) / p[k]
         assert P[k] == pytest.approx(expect, rel=1e-9)
         assert P[k] >= 0

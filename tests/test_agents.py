@@ -1,0 +1,83 @@
+"""Strategies and the best-response search."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from edgesim.agents import (
+    Amplify,
+    NoisyReport,
+    OptOut,
+    Population,
+    StrategyConfig,
+    make_strategy,
+    register_strategy,
+)
+from edgesim.scenario import from_dict
+from edgesim.simulate import Simulation, best_response, run
+
+
+def test_population_transforms_only_its_members():
+    pop = Population(5, {1: Amplify(3.0), 3: NoisyReport(0.0), 4: OptOut()})
+    rows = np.arange(15, dtype=float).reshape(5, 3)
+    agents = np.arange(5)
+    out = pop.apply(agents, rows, "gradient", "phase1", np.random.default_rng(0))
+    np.testing.assert_array_equal(out[1], 3.0 * rows[1])
+    np.testing.assert_array_equal(out[[0, 2, 3, 4]], rows[[0, 2, 3, 4]])
+    # a subset of agents in another order keeps the alignment
+    out = pop.apply(np.array([3, 1]), rows[[3, 1]], "gradient", "phase2", np.random.default_rng(0))
+    np.testing.assert_array_equal(out[1], 3.0 * rows[1])
+    assert pop.participants().tolist() == [0, 1, 2, 3]
+
+
+def test_noisy_report_has_the_configured_spread():
+    s = NoisyReport(0.5)
+    rows = np.zeros((20000, 2))
+    out = s.gradients(rows, "phase1", np.random.default_rng(1))
+    assert np.std(out) == pytest.approx(0.5, rel=0.02)
+
+
+def test_registry_accepts_a_custom_strategy():
+    class Halve(Amplify):
+        pass
+
+    register_strategy("halve", lambda cfg: Halve(0.5))
+    s = make_strategy(StrategyConfig(agent=0, kind="halve"))
+    assert s.gamma == 0.5
+
+
+def test_best_response_finds_the_minimiser_of_a_known_function():
+    calls = []
+
+    def f(g):
+        calls.append(g)
+        return (math.log(g) - math.log(5.0)) ** 2
+
+    res = best_response(f, 0.25, 64, 9, 1e-4)
+    assert res["gamma"] == pytest.approx(5.0, rel=1e-3)
+    assert res["truthful"] == pytest.approx(math.log(5.0) ** 2)
+    assert res["gain"] == pytest.approx(math.log(5.0) ** 2, rel=1e-5)
+
+
+def test_opt_out_agent_keeps_its_local_model_and_pays_nothing():
+    sc = from_dict(
+        {
+            "seed": 3,
+            "data": {"source": "synthetic", "samples": 300, "features": 3},
+            "model": {"kind": "ridge", "l2": 0.1},
+            "agents": {"count": 4, "strategy": [{"agent": 2, "kind": "opt-out"}]},
+            "mechanism": {"kind": "ffl", "phase1_rounds": 200, "phase2_rounds": 3},
+        }
+    )
+    sim = Simulation(sc)
+    result = run(sc, sim)
+    a = result["agents"][2]
+    assert a["participates"] is False and a["payment"] == 0.0
+    assert a["test_loss"] == pytest.approx(a["local_loss"], rel=1e-12)
+    assert result["participants"] == 3
+    assert result["communication"]["messages_up"] == 3 * 200 + 3 + sum(
+        2 * t for t in result["iterations"]["phase2_per_agent"]
+    )
