@@ -104,7 +104,10 @@ class Simulation:
             sc.mechanism.local_rounds,
         )
         gen = make_mechanism(sc.mechanism.kind)(ctx)
-        outcome, counters = run_in_memory(gen, side, participants.size)
+        # A diverging run (too large a step for amplified reports) overflows on its way
+        # to inf; the mechanism detects that and the result says "diverged".
+        with np.errstate(over="ignore", invalid="ignore"):
+            outcome, counters = run_in_memory(gen, side, participants.size)
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g)
 
     def local(self) -> np.ndarray:

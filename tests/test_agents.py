@@ -10,6 +10,7 @@ import pytest
 from edgesim.agents import (
     Amplify,
     NoisyReport,
+    STRATEGIES,
     OptOut,
     Population,
     StrategyConfig,
@@ -40,10 +41,11 @@ def test_noisy_report_has_the_configured_spread():
     assert np.std(out) == pytest.approx(0.5, rel=0.02)
 
 
-def test_registry_accepts_a_custom_strategy():
+def test_registry_accepts_a_custom_strategy(monkeypatch):
     class Halve(Amplify):
         pass
 
+    monkeypatch.setattr("edgesim.agents.STRATEGIES", dict(STRATEGIES))
     register_strategy("halve", lambda cfg: Halve(0.5))
     s = make_strategy(StrategyConfig(agent=0, kind="halve"))
     assert s.gamma == 0.5

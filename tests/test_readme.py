@@ -7,7 +7,9 @@ from edgesim.scenario import reference_markdown
 
 def test_readme_scenario_reference_is_current():
     text = (Path(__file__).parents[1] / "README.md").read_text()
-    start = text.index("<!-- scenario-reference:start -->\n") + len("<!-- scenario-reference:start -->\n")
+    start = text.index("<!-- scenario-reference:start -->\n") + len(
+        "<!-- scenario-reference:start -->\n"
+    )
     end = text.index("<!-- scenario-reference:end -->")
     assert text[start:end] == reference_markdown(), "run: python -m edgesim.scenario"
 

@@ -101,7 +101,7 @@ class AgentSide:
     def upload_bytes(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the size in bytes of each agent's reply to ``step``, shape (m,)."""
         if step.ask == "data":
-            d1 = self.design.Xa.shape[1] + 1  # features, intercept column excluded, plus label
+            d1 = self.design.data.d + 1  # the raw features plus the label
             return HEADER_BYTES + FLOAT_BYTES * self.design.n_k[agents] * d1
         n_params = self.model.n_params(self.design.data.d)
         return np.full(agents.size, payload_bytes(step.ask, n_params), dtype=np.int64)
