@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from edgesim.agents import (
+    STRATEGIES,
     Amplify,
     NoisyReport,
-    STRATEGIES,
     OptOut,
     Population,
     StrategyConfig,
