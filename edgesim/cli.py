@@ -196,6 +196,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("edgesim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

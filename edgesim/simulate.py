@@ -202,6 +202,12 @@ def _clean(x):
     return x
 
 
+def _floats(values: np.ndarray) -> list:
+    """Return ``values`` as a list of Python floats with NaN and infinities as None."""
+    out = np.asarray(values, dtype=float)
+    return [None if not math.isfinite(v) else v for v in out.tolist()]
+
+
 def _exact_vcg_wanted(setting, K: int) -> bool:
     if setting == "auto":
         return K <= EXACT_VCG_AUTO_MAX_K
@@ -278,21 +284,28 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         local_train = model.agent_losses_each(WL, design)
         local_acc = model.accuracy_each(WL, design)
     n_k = sim.data.n_k
-    result["agents"] = [
+    inside = np.zeros(K, dtype=bool)
+    inside[mrun.participants] = True
+    columns = {
+        "payment": payments,
+        "train_loss": train,
+        "test_loss": test,
+        "overall_loss": payments + train,
+        "overall_test_loss": payments + test,
+        "local_loss": local_test,
+        "local_train_loss": local_train,
+        "test_accuracy": acc,
+        "local_test_accuracy": local_acc,
+    }
+    columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
+    n_list, inside_list = n_k.tolist(), inside.tolist()
+    agents = [
         {
             "id": k,
-            "n": int(n_k[k]),
+            "n": n_list[k],
             "strategy": sim.population.strategy(k).describe(),
-            "participates": bool(np.isin(k, mrun.participants)),
-            "payment": payments[k],
-            "train_loss": train[k],
-            "test_loss": test[k],
-            "overall_loss": payments[k] + train[k],
-            "overall_test_loss": payments[k] + test[k],
-            "local_loss": local_test[k],
-            "local_train_loss": local_train[k],
-            "test_accuracy": acc[k],
-            "local_test_accuracy": local_acc[k],
+            "participates": inside_list[k],
+            **{name: col[k] for name, col in columns.items()},
         }
         for k in range(K)
     ]
@@ -304,7 +317,9 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     br = scenario.best_response
     if br.enabled:
         result["best_response"] = _best_response(sim, br)
-    return _clean(result)
+    result = _clean(result)
+    result["agents"] = agents  # built clean already; placed after the per-run fields
+    return result
 
 
 def _best_response(sim: Simulation, br) -> dict:

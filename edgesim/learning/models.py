@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
 from scipy.special import log_softmax
 
 from edgesim.learning.data import FederatedDataset
@@ -70,17 +71,24 @@ class Design:
         return self.data.K
 
 
-def _segment_sum(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Sum ``values`` (n, ...) over consecutive blocks; empty blocks give zeros."""
-    out_shape = (starts.size,) + values.shape[1:]
-    if values.shape[0] == 0:
-        return np.zeros(out_shape)
-    nonempty = counts > 0
-    if nonempty.all():
-        return np.add.reduceat(values, starts, axis=0)
-    out = np.zeros(out_shape)
-    out[nonempty] = np.add.reduceat(values, starts[nonempty], axis=0)
-    return out
+def _segment_sum(
+    values: np.ndarray, starts: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Sum ``weights_i * values_i`` over consecutive row blocks; empty blocks give zeros.
+
+    ``values`` is (n,) or (n, m); block k is rows ``starts[k] : starts[k] + counts[k]``.
+    One sparse (K x n) block-indicator product: no (n, m) temporary, no Python loop.
+    Returns (K,) or (K, m).
+    """
+    K, n = starts.size, values.shape[0]
+    if n == 0 or K == 0:
+        return np.zeros((K,) + values.shape[1:])
+    indptr = np.empty(K + 1, dtype=np.int64)
+    indptr[:-1] = starts
+    indptr[-1] = starts[-1] + counts[-1]
+    data = np.ones(n) if weights is None else weights
+    S = csr_matrix((data, np.arange(n), indptr), shape=(K, n))
+    return S @ values
 
 
 def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) -> float:
@@ -94,19 +102,22 @@ def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) 
     dprime = Xa.shape[1]
     agent = np.repeat(np.arange(K), n_k)
     v = np.ones((K, dprime)) / np.sqrt(dprime)
-    lam = np.zeros(K)
+    top = 0.0
+    steady = 0
     for _ in range(iterations):
         proj = np.einsum("ij,ij->i", Xa, v[agent])
-        Av = _segment_sum(proj[:, None] * Xa, starts, n_k) / n_k[:, None]
-        lam_new = np.einsum("ij,ij->i", Av, v)
+        Av = _segment_sum(Xa, starts, n_k, proj) / n_k[:, None]
+        lam = np.einsum("ij,ij->i", Av, v)
         norm = np.linalg.norm(Av, axis=1)
         norm[norm == 0] = 1.0
         v = Av / norm[:, None]
-        if np.allclose(lam_new, lam, rtol=1e-9, atol=0):
-            lam = lam_new
+        # Only the maximum over agents is needed: stop once it has settled.
+        new_top = float(lam.max())
+        steady = steady + 1 if abs(new_top - top) <= 1e-12 * abs(new_top) else 0
+        top = new_top
+        if steady >= 3:
             break
-        lam = lam_new
-    return float(lam.max())
+    return top
 
 
 class Model:
@@ -250,11 +261,11 @@ class Ridge(Model):
 
     def _agent_data_grads(self, w, Xa, y, starts, n_k):
         r = Xa @ w - y
-        return _segment_sum(r[:, None] * Xa, starts, n_k)
+        return _segment_sum(Xa, starts, n_k, r)
 
     def _agent_data_grads_each(self, W, Xa, y, agent, design):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
-        return _segment_sum(r[:, None] * Xa, design.starts, design.n_k)
+        return _segment_sum(Xa, design.starts, design.n_k, r)
 
     def _sample_losses_each(self, W, Xa, y, agent):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
@@ -329,7 +340,7 @@ class Logistic(Model):
         C = self.n_classes
         out = np.empty((starts.size, Xa.shape[1], C))
         for c in range(C):  # a loop over classes (few), never over agents or samples
-            out[:, :, c] = _segment_sum(Xa * E[:, c : c + 1], starts, n_k)
+            out[:, :, c] = _segment_sum(Xa, starts, n_k, E[:, c])
         return out.reshape(starts.size, -1)
 
     def predict(self, w, Xa):
