@@ -50,6 +50,7 @@ class Design:
     n_k: np.ndarray
     starts_test: np.ndarray
     n_k_test: np.ndarray
+    blocks: tuple = ()
 
     @classmethod
     def of(cls, data: FederatedDataset, intercept: bool) -> Design:
@@ -63,7 +64,7 @@ class Design:
         off = data.offsets
         n_kt = data.n_k_test
         off_t = np.concatenate([[0], np.cumsum(n_kt)])
-        return cls(data, Xa, Xa_test, off[:-1], n_k, off_t[:-1], n_kt)
+        return cls(data, Xa, Xa_test, off[:-1], n_k, off_t[:-1], n_kt, _row_blocks(off))
 
     @property
     def K(self) -> int:
@@ -71,21 +72,59 @@ class Design:
         return self.data.K
 
 
+BLOCK_ROWS = 8192
+
+
+def _row_blocks(offsets: np.ndarray) -> tuple:
+    """Split the agents into consecutive groups of about BLOCK_ROWS training rows.
+
+    Returns ``((a0, a1, r0, r1), ...)``: agents a0..a1-1 own rows r0..r1-1.
+    Gradients are computed block by block so the second pass over a block's
+    rows (the segment sum after the scores) reads them from cache.
+    """
+    K = offsets.size - 1
+    cuts = np.searchsorted(offsets, np.arange(0, offsets[-1], BLOCK_ROWS), side="right") - 1
+    cuts = np.unique(np.concatenate([cuts, [K]]))
+    cuts = cuts[(cuts >= 0) & (cuts <= K)]
+    if cuts[0] != 0:
+        cuts = np.concatenate([[0], cuts])
+    return tuple(
+        (int(a0), int(a1), int(offsets[a0]), int(offsets[a1]))
+        for a0, a1 in zip(cuts[:-1], cuts[1:], strict=True)
+        if a1 > a0
+    )
+
+
 def _segment_sum(
     values: np.ndarray, starts: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
 ) -> np.ndarray:
     """Sum ``weights_i * values_i`` over consecutive row blocks; empty blocks give zeros.
 
-    ``values`` is (n,) or (n, m); block k is rows ``starts[k] : starts[k] + counts[k]``.
+    ``values`` is (n,) or (n, m); block k is rows ``starts[k] : starts[k] + counts[k]``;
+    ``weights`` is (n,) or (n, C) (then the result is (K, m, C), one sum per column).
     One sparse (K x n) block-indicator product: no (n, m) temporary, no Python loop.
     Returns (K,) or (K, m).
     """
     K, n = starts.size, values.shape[0]
     if n == 0 or K == 0:
         return np.zeros((K,) + values.shape[1:])
+    c = int(counts[0])
+    if c > 0 and c * K == n and counts.min() == counts.max():
+        # Equal blocks: a batched product on the (K, c, m) view is faster than a sparse one.
+        blocks = values.reshape((K, c) + values.shape[1:])
+        if weights is None:
+            return blocks.sum(axis=1)
+        if weights.ndim == 2:  # one weight column per output column set: (K, m, C)
+            return np.matmul(blocks.transpose(0, 2, 1), weights.reshape(K, c, -1))
+        return np.einsum("ki,ki...->k...", weights.reshape(K, c), blocks)
     indptr = np.empty(K + 1, dtype=np.int64)
     indptr[:-1] = starts
     indptr[-1] = starts[-1] + counts[-1]
+    if weights is not None and weights.ndim == 2:
+        cols = [
+            _segment_sum(values, starts, counts, weights[:, j]) for j in range(weights.shape[1])
+        ]
+        return np.stack(cols, axis=-1)
     data = np.ones(n) if weights is None else weights
     S = csr_matrix((data, np.arange(n), indptr), shape=(K, n))
     return S @ values
@@ -173,15 +212,26 @@ class Model:
 
     def agent_grads(self, w: np.ndarray, design: Design) -> np.ndarray:
         """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params)."""
-        g = self._agent_data_grads(w, design.Xa, design.data.y, design.starts, design.n_k)
-        g /= design.n_k[:, None]
+        g = np.empty((design.K, w.size))
+        Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
+        for a0, a1, r0, r1 in design.blocks:  # cache-sized blocks of agents, not a loop over agents
+            g[a0:a1] = self._agent_data_grads(
+                w, Xa[r0:r1], y[r0:r1], starts[a0:a1] - r0, n_k[a0:a1]
+            )
+        g /= n_k[:, None]
         g += self.l2 * w
         return g
 
     def agent_grads_each(self, W: np.ndarray, design: Design) -> np.ndarray:
         """Return grad F_k(W[k]) for every agent k, each at its own model; W is (K, n_params)."""
-        g = self._agent_data_grads_each(W, design.Xa, design.data.y, design.data.agent, design)
-        g /= design.n_k[:, None]
+        g = np.empty_like(W, dtype=float)
+        Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
+        agent = design.data.agent
+        for a0, a1, r0, r1 in design.blocks:
+            g[a0:a1] = self._agent_data_grads_each(
+                W[a0:a1], Xa[r0:r1], y[r0:r1], agent[r0:r1] - a0, starts[a0:a1] - r0, n_k[a0:a1]
+            )
+        g /= n_k[:, None]
         g += self.l2 * W
         return g
 
@@ -263,9 +313,9 @@ class Ridge(Model):
         r = Xa @ w - y
         return _segment_sum(Xa, starts, n_k, r)
 
-    def _agent_data_grads_each(self, W, Xa, y, agent, design):
+    def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
-        return _segment_sum(Xa, design.starts, design.n_k, r)
+        return _segment_sum(Xa, starts, n_k, r)
 
     def _sample_losses_each(self, W, Xa, y, agent):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
@@ -324,9 +374,9 @@ class Logistic(Model):
         Wm = W.reshape(W.shape[0], Xa.shape[1], self.n_classes)
         return np.einsum("ij,ijc->ic", Xa, Wm[agent])
 
-    def _agent_data_grads_each(self, W, Xa, y, agent, design):
+    def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         S = self._scores_each(W, Xa, agent)
-        return self._class_sums(S, Xa, y, design.starts, design.n_k)
+        return self._class_sums(S, Xa, y, starts, n_k)
 
     def _sample_losses_each(self, W, Xa, y, agent):
         if Xa.shape[0] == 0:
@@ -335,13 +385,15 @@ class Logistic(Model):
         return -logp[np.arange(Xa.shape[0]), y]
 
     def _class_sums(self, S, Xa, y, starts, n_k):
-        E = np.exp(log_softmax(S, axis=1))
-        E[np.arange(Xa.shape[0]), y] -= 1.0
-        C = self.n_classes
-        out = np.empty((starts.size, Xa.shape[1], C))
-        for c in range(C):  # a loop over classes (few), never over agents or samples
-            out[:, :, c] = _segment_sum(Xa, starts, n_k, E[:, c])
-        return out.reshape(starts.size, -1)
+        # Softmax probabilities minus the one-hot label. Reductions over the few class
+        # columns are written column by column: numpy's axis=1 reduce is slow on short rows.
+        top = S[:, 0].copy()
+        for c in range(1, S.shape[1]):
+            np.maximum(top, S[:, c], out=top)
+        E = np.exp(S - top[:, None])
+        E /= (E @ np.ones(S.shape[1]))[:, None]
+        E.reshape(-1)[np.arange(Xa.shape[0]) * S.shape[1] + y] -= 1.0
+        return _segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1)
 
     def predict(self, w, Xa):
         """Return the predicted class of each row, shape (n,), int64."""

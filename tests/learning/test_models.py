@@ -133,3 +133,28 @@ def test_bad_model_settings():
         Logistic(0.1, True, 1)
     with pytest.raises(ValueError, match="model.kind"):
         make_model("svm", 0.1, True, 0)
+
+
+def test_equal_and_unequal_agent_blocks_give_the_same_gradients():
+    """Equal-size agents take the batched (K, c, m) path, others the sparse one: same numbers."""
+    from edgesim.learning.data import FederatedDataset
+
+    rng = np.random.default_rng(7)
+    K, c, d = 40, 6, 3
+    X = rng.normal(size=(K * c, d))
+    y = rng.integers(0, 3, K * c)
+    agent = np.repeat(np.arange(K), c)
+    equal = FederatedDataset.from_arrays(X, y, agent, K, 3)
+    uneven = FederatedDataset.from_arrays(
+        np.vstack([X, X[:1]]), np.append(y, y[0]), np.append(agent, K - 1), K, 3
+    )
+    for model in (Logistic(0.1, True, 3), Ridge(0.1)):
+        w = rng.normal(size=model.n_params(d))
+        g_equal = model.agent_grads(w, model.design(equal))
+        g_uneven = model.agent_grads(w, model.design(uneven))
+        np.testing.assert_allclose(g_equal[:-1], g_uneven[:-1], rtol=1e-12, atol=1e-14)
+        for k in (0, 17):
+            sub = equal.subset([k])
+            np.testing.assert_allclose(
+                g_equal[k], model.agent_grads(w, model.design(sub))[0], rtol=1e-12
+            )
