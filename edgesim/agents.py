@@ -133,11 +133,21 @@ class Population:
             if isinstance(s, Truthful) or type(s) is Strategy:
                 continue
             by_id.setdefault(id(s), (s, []))[1].append(k)
-        self._groups = []
-        for s, ks in by_id.values():
-            mask = np.zeros(K, dtype=bool)
-            mask[ks] = True
-            self._groups.append((s, mask))
+        # Group equal strategies (frozen dataclasses compare by value) under one label.
+        self._groups: list[Strategy] = []
+        self._label = np.full(K, -1, dtype=np.int64)
+        index: dict = {}
+        for k, s in sorted(self.assigned.items()):
+            if isinstance(s, Truthful) or type(s) is Strategy:
+                continue
+            try:
+                key = s if hash(s) is not None else id(s)
+            except TypeError:
+                key = id(s)
+            if key not in index:
+                index[key] = len(self._groups)
+                self._groups.append(s)
+            self._label[k] = index[key]
 
     def strategy(self, k: int) -> Strategy:
         """Return agent ``k``'s strategy."""
@@ -164,13 +174,13 @@ class Population:
         """
         if not self._groups:
             return reports
+        labels = self._label[agents]
         out = reports
-        for strat, members in self._groups:
-            pos = np.flatnonzero(members[agents])
-            if pos.size == 0:
-                continue
+        for g in np.unique(labels[labels >= 0]).tolist():
+            pos = np.flatnonzero(labels == g)
             if out is reports:
                 out = reports.copy()
+            strat = self._groups[g]
             if kind == "gradient":
                 out[pos] = strat.gradients(reports[pos], phase, rng)
             else:

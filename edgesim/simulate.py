@@ -20,7 +20,7 @@ from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.scenario import Scenario
 
-EXACT_VCG_AUTO_MAX_K = 2000
+EXACT_VCG_AUTO_MAX_K = 500
 STREAMS = ("data", "server", "agents")
 
 
@@ -176,7 +176,7 @@ def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xto
     if hi > lo:
         minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xtol})
     best = min(seen, key=seen.get)
-    truthful = seen.get(1.0, float(evaluate(1.0)))
+    truthful = seen[1.0] if 1.0 in seen else float(evaluate(1.0))
     return {
         "gamma": best,
         "objective": seen[best],
@@ -310,6 +310,14 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         for k in range(K)
     ]
     info = dict(out.info)
+    # Mechanisms number the participants 0..m-1; report the scenario's agent ids.
+    if "phase2_capped" in info:
+        info["phase2_capped"] = [int(mrun.participants[i]) for i in info["phase2_capped"]]
+    if "cluster_of_agent" in info:
+        clusters = [None] * K
+        for i, c in enumerate(info["cluster_of_agent"]):
+            clusters[int(mrun.participants[i])] = c
+        info["cluster_of_agent"] = clusters
     if "privacy" in info:
         result["privacy"] = info.pop("privacy")
     result["mechanism_info"] = info

@@ -83,3 +83,41 @@ def test_opt_out_agent_keeps_its_local_model_and_pays_nothing():
     assert result["communication"]["messages_up"] == 3 * 200 + 3 + sum(
         2 * t for t in result["iterations"]["phase2_per_agent"]
     )
+
+
+def test_equal_strategies_share_one_group():
+    pop = Population(6, {1: Amplify(2.0), 2: Amplify(2.0), 4: Amplify(3.0)})
+    assert len(pop._groups) == 2
+    rows = np.ones((6, 2))
+    out = pop.apply(np.arange(6), rows, "gradient", "phase1", np.random.default_rng(0))
+    assert out[:, 0].tolist() == [1.0, 2.0, 2.0, 1.0, 3.0, 1.0]
+
+
+def test_diverged_run_reports_the_rounds_it_ran():
+    sc = from_dict(
+        {
+            "seed": 0,
+            "data": {"source": "synthetic", "samples": 200, "features": 3},
+            "model": {"kind": "ridge", "l2": 0.1},
+            "agents": {"count": 3, "strategy": [{"agent": 0, "kind": "amplify", "gamma": 500.0}]},
+            "mechanism": {"kind": "fedavg", "phase1_rounds": 400},
+        }
+    )
+    result = run(sc)
+    assert result["diverged"] is True
+    assert result["iterations"]["phase1"] == result["communication"]["rounds"]["phase1"] < 400
+
+
+def test_cluster_ids_are_scenario_agent_ids_when_an_agent_opts_out():
+    sc = from_dict(
+        {
+            "seed": 2,
+            "data": {"source": "synthetic", "samples": 300, "features": 3},
+            "model": {"kind": "ridge", "l2": 0.1},
+            "agents": {"count": 5, "strategy": [{"agent": 0, "kind": "opt-out"}]},
+            "mechanism": {"kind": "dp-ffl", "phase1_rounds": 20, "phase2_rounds": 3, "clusters": 2},
+        }
+    )
+    clusters = run(sc)["mechanism_info"]["cluster_of_agent"]
+    assert len(clusters) == 5 and clusters[0] is None
+    assert sorted(c for c in clusters if c is not None) == [0, 0, 1, 1]

@@ -140,7 +140,10 @@ def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) 
     K = starts.size
     dprime = Xa.shape[1]
     agent = np.repeat(np.arange(K), n_k)
-    v = np.ones((K, dprime)) / np.sqrt(dprime)
+    # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
+    # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
+    v = np.random.default_rng(12345).standard_normal((K, dprime))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
     top = 0.0
     steady = 0
     for _ in range(iterations):
@@ -154,7 +157,7 @@ def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) 
         new_top = float(lam.max())
         steady = steady + 1 if abs(new_top - top) <= 1e-12 * abs(new_top) else 0
         top = new_top
-        if steady >= 3:
+        if steady >= 3 and _ >= 20:
             break
     return top
 

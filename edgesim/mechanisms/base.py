@@ -73,8 +73,9 @@ class MechanismConfig:
     )
     clusters: int | str = option(
         "sqrt",
-        "dp-ffl / vcg: number L of random balanced clusters (Definition 2): an integer,"
-        " 'sqrt' (ceil(sqrt K)), 'theory' (Theorem 3) or 'all' (L = K: exact VCG)",
+        "dp-ffl: number L of random balanced clusters (Definition 2): an integer,"
+        " 'sqrt' (ceil(sqrt K)), 'theory' (Theorem 3) or 'all' (L = K); vcg: an integer"
+        " below K computes scalable VCG, anything else exact VCG",
         kinds=ROUNDS,
         choices=("sqrt", "theory", "all"),
         ge=1,
@@ -95,7 +96,7 @@ class MechanismConfig:
     exact_vcg: str | bool = option(
         "auto",
         "also compute exact VCG payments centrally for reference: true, false or 'auto'"
-        " (when K <= 2000)",
+        " (when K <= 500)",
         kinds=(bool, str),
         choices=("auto",),
     )

@@ -50,7 +50,7 @@ def _rounds(ctx: ServerContext, eta1: float) -> tuple[int, int]:
 
 
 def _noise(ctx: ServerContext, T1: int, T2: int, L: int):
-    """Return (sigma, sigma_P, releases actually made)."""
+    """Return (sigma, sigma_P, releases actually made); ``L`` = Phase II problems run."""
     cfg = ctx.cfg
     K, n_min, L_f = ctx.K, int(ctx.n_k.min()), cfg.gradient_bound
     grad_sens = 2.0 * L_f * float(np.max(ctx.p / ctx.n_k))
@@ -59,12 +59,11 @@ def _noise(ctx: ServerContext, T1: int, T2: int, L: int):
         sigma, sigma_p = privacy.paper_sigmas(K, T1, T2, n_min, L_f, cfg.alpha, cfg.beta)
     else:
         _, sigma, sigma_p = privacy.accountant_releases(
-            K, T1, T2, L, n_min, L_f, cfg.alpha, cfg.beta, grad_sens, pay_sens
+            K, T1, T2, max(L, 1), n_min, L_f, cfg.alpha, cfg.beta, grad_sens, pay_sens
         )
-    releases = [
-        privacy.Release(grad_sens, sigma, T1 + L * T2, "aggregate gradient"),
-        privacy.Release(pay_sens, sigma_p, K, "payment"),
-    ]
+    releases = [privacy.Release(grad_sens, sigma, T1 + L * T2, "aggregate gradient")]
+    if L > 0:
+        releases.append(privacy.Release(pay_sens, sigma_p, K, "payment"))
     return sigma, sigma_p, releases
 
 
@@ -77,7 +76,9 @@ def dp_ffl(ctx: ServerContext):
     L_theory = theory.theorem3_clusters(K, ctx.L_g, cfg.gradient_bound, ctx.mu, cfg.epsilon)
     L = resolve_clusters(cfg.clusters, K, L_theory)
     clusters = balanced_clusters(K, L, rng)
-    sigma, sigma_p, releases = _noise(ctx, T1, T2, L)
+    # With one cluster nobody is left to solve for (Definition 2): no Phase II, P_k = 0.
+    problems = L if L > 1 else 0
+    sigma, sigma_p, releases = _noise(ctx, T1, T2, problems)
     secure = cfg.secure_aggregation
     d = ctx.w0.size
 
@@ -131,8 +132,8 @@ def dp_ffl(ctx: ServerContext):
         w_star,
         payments,
         phase1_rounds=T1,
-        phase2_rounds=[T2] * L,
-        phase2_per_agent=[T2] * K,
+        phase2_rounds=[T2] * problems,
+        phase2_per_agent=[T2 if problems else 0] * K,
         info=info,
     )
 

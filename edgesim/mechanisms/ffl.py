@@ -18,7 +18,8 @@ gradient at w[t+1] is the next round's report (slip 4). Each problem runs at
 least T2 rounds and then until |sum_{j != k} p_j grad F_j|^2 / (2 (1 - p_k) mu)
 <= p_k epsilon (slip 5), capped by ``phase2_max_rounds``.
 
-Messages (each direction, lossless): K T1 + K + sum_k (K - 1) T2_k.
+Messages (each direction, lossless): K T1 + K + sum_k (K - 1) T2_k (with the paper's
+rule and no stopping check the last step needs no report: T2_k - 1 rounds per problem).
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def ffl(ctx: ServerContext):
     trapezoid = cfg.payment_rule == "trapezoid"
     need_final = cfg.phase2_check or trapezoid
     weights = 1.0 - p
-    etas = np.array([step_size_phase2(ctx, wk) if wk > 0 else 0.0 for wk in weights])
+    etas = np.array([step_size_phase2(ctx, 1.0)]) / np.where(weights > 0, weights, np.inf)
+    if cfg.eta2 != "theory":
+        etas = np.full(K, float(cfg.eta2))
     # sum_{j != k} p_j grad F_j(w*) for every k at once, from the shared round
     # (rescaled to weight 1 - p_k when some reports were lost).
     replied = np.zeros(K, dtype=bool)

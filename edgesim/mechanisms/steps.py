@@ -46,9 +46,9 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))
         w = w - eta1 * g
         done = 1
-    for _ in range(done, int(T1)):
+    for t in range(done, int(T1)):
         r = yield Gather(w, None, "gradient", phase)
         w = w - eta1 * weighted_total(r, ctx.p[r.agents], 1.0)
         if not np.all(np.isfinite(w)):
-            return w, int(T1), True
+            return w, t + 1, True  # the rounds actually run
     return w, int(T1), False

@@ -158,3 +158,25 @@ def test_equal_and_unequal_agent_blocks_give_the_same_gradients():
             np.testing.assert_allclose(
                 g_equal[k], model.agent_grads(w, model.design(sub))[0], rtol=1e-12
             )
+
+
+def test_smoothness_is_found_when_ones_is_the_small_eigenvector():
+    """A +-1 feature with a negative mean beside the intercept: [[1, m], [m, 1]], m < 0.
+
+    The all-ones start vector is then the eigenvector of the smallest eigenvalue; the
+    estimate must still be the largest one.
+    """
+    from edgesim.learning.data import FederatedDataset
+
+    rng = np.random.default_rng(0)
+    x = np.where(rng.random(400) < 0.2, 1.0, -1.0)[:, None]
+    data = FederatedDataset.from_arrays(x, rng.normal(size=400), np.repeat(np.arange(4), 100), 4, 0)
+    m = Ridge(0.01)
+    des = m.design(data)
+    exact = max(
+        np.linalg.eigvalsh(
+            np.c_[xk, np.ones(len(xk))].T @ np.c_[xk, np.ones(len(xk))] / len(xk)
+        ).max()
+        for xk in (data.agent_rows(k)[0] for k in range(4))
+    )
+    assert m.smoothness(des) == pytest.approx(exact + 0.01, rel=1e-6)
