@@ -21,6 +21,7 @@ from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.scenario import Scenario
 
 EXACT_VCG_AUTO_MAX_K = 500
+EXACT_VCG_AUTO_MAX_K_RIDGE = 100_000
 STREAMS = ("data", "server", "agents")
 
 
@@ -208,9 +209,10 @@ def _floats(values: np.ndarray) -> list:
     return [None if not math.isfinite(v) else v for v in out.tolist()]
 
 
-def _exact_vcg_wanted(setting, K: int) -> bool:
+def _exact_vcg_wanted(setting, K: int, model_kind: str) -> bool:
+    """'auto': ridge up to K = 10^5 (one batched solve), logistic up to K = 500 (K solves)."""
     if setting == "auto":
-        return K <= EXACT_VCG_AUTO_MAX_K
+        return K <= (EXACT_VCG_AUTO_MAX_K_RIDGE if model_kind == "ridge" else EXACT_VCG_AUTO_MAX_K)
     return bool(setting)
 
 
@@ -259,7 +261,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         )
 
     vcg = None
-    if _exact_vcg_wanted(scenario.mechanism.exact_vcg, mrun.participants.size):
+    if _exact_vcg_wanted(scenario.mechanism.exact_vcg, mrun.participants.size, model.kind):
         w_o, vcg_fed = vcg_payments(model, mrun.design, p)
         model_out["optimum_loss"] = model.loss(w_o, mrun.design, p)
         model_out["optimality_gap"] = glob - model_out["optimum_loss"]

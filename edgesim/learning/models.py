@@ -95,7 +95,7 @@ def _row_blocks(offsets: np.ndarray) -> tuple:
     )
 
 
-def _segment_sum(
+def segment_sum(
     values: np.ndarray, starts: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
 ) -> np.ndarray:
     """Sum ``weights_i * values_i`` over consecutive row blocks; empty blocks give zeros.
@@ -121,16 +121,14 @@ def _segment_sum(
     indptr[:-1] = starts
     indptr[-1] = starts[-1] + counts[-1]
     if weights is not None and weights.ndim == 2:
-        cols = [
-            _segment_sum(values, starts, counts, weights[:, j]) for j in range(weights.shape[1])
-        ]
+        cols = [segment_sum(values, starts, counts, weights[:, j]) for j in range(weights.shape[1])]
         return np.stack(cols, axis=-1)
     data = np.ones(n) if weights is None else weights
     S = csr_matrix((data, np.arange(n), indptr), shape=(K, n))
     return S @ values
 
 
-def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) -> float:
+def batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) -> float:
     """Largest eigenvalue over agents of ``X_k^T X_k / n_k`` by batched power iteration.
 
     All agents iterate at once: each step is two segment passes over the data.
@@ -148,7 +146,7 @@ def _batched_top_eigenvalue(Xa: np.ndarray, starts, n_k, iterations: int = 100) 
     steady = 0
     for _ in range(iterations):
         proj = np.einsum("ij,ij->i", Xa, v[agent])
-        Av = _segment_sum(Xa, starts, n_k, proj) / n_k[:, None]
+        Av = segment_sum(Xa, starts, n_k, proj) / n_k[:, None]
         lam = np.einsum("ij,ij->i", Av, v)
         norm = np.linalg.norm(Av, axis=1)
         norm[norm == 0] = 1.0
@@ -208,7 +206,7 @@ class Model:
         """
         Xa, y = (design.Xa_test, design.data.y_test) if test else (design.Xa, design.data.y)
         starts, n_k = (design.starts_test, design.n_k_test) if test else (design.starts, design.n_k)
-        sums = _segment_sum(self.sample_losses(w, Xa, y), starts, n_k)
+        sums = segment_sum(self.sample_losses(w, Xa, y), starts, n_k)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
         return means + 0.5 * self.l2 * float(w @ w)
@@ -246,7 +244,7 @@ class Model:
         else:
             Xa, y, a = design.Xa, design.data.y, design.data.agent
             starts, n_k = design.starts, design.n_k
-        sums = _segment_sum(self._sample_losses_each(W, Xa, y, a), starts, n_k)
+        sums = segment_sum(self._sample_losses_each(W, Xa, y, a), starts, n_k)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
         return means + 0.5 * self.l2 * np.einsum("ij,ij->i", W, W)
@@ -282,7 +280,7 @@ class Model:
             return c * float(np.max(np.einsum("ij,ij->i", design.Xa, design.Xa))) + self.l2
         if method != "agent":
             raise ValueError(f"smoothness method must be 'agent' or 'sample', got {method!r}")
-        lam = _batched_top_eigenvalue(design.Xa, design.starts, design.n_k)
+        lam = batched_top_eigenvalue(design.Xa, design.starts, design.n_k)
         return c * lam + self.l2
 
     def predict(self, w: np.ndarray, Xa: np.ndarray) -> np.ndarray:
@@ -314,11 +312,11 @@ class Ridge(Model):
 
     def _agent_data_grads(self, w, Xa, y, starts, n_k):
         r = Xa @ w - y
-        return _segment_sum(Xa, starts, n_k, r)
+        return segment_sum(Xa, starts, n_k, r)
 
     def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
-        return _segment_sum(Xa, starts, n_k, r)
+        return segment_sum(Xa, starts, n_k, r)
 
     def _sample_losses_each(self, W, Xa, y, agent):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
@@ -396,7 +394,7 @@ class Logistic(Model):
         E = np.exp(S - top[:, None])
         E /= (E @ np.ones(S.shape[1]))[:, None]
         E.reshape(-1)[np.arange(Xa.shape[0]) * S.shape[1] + y] -= 1.0
-        return _segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1)
+        return segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1)
 
     def predict(self, w, Xa):
         """Return the predicted class of each row, shape (n,), int64."""
@@ -408,7 +406,7 @@ class Logistic(Model):
         if Xa.shape[0] == 0:
             return np.full(design.K, np.nan)
         hit = (np.argmax(self._scores_each(W, Xa, a), axis=1) == y).astype(float)
-        sums = _segment_sum(hit, design.starts_test, design.n_k_test)
+        sums = segment_sum(hit, design.starts_test, design.n_k_test)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(design.n_k_test > 0, sums / np.maximum(design.n_k_test, 1), np.nan)
 

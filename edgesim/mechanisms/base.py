@@ -96,7 +96,7 @@ class MechanismConfig:
     exact_vcg: str | bool = option(
         "auto",
         "also compute exact VCG payments centrally for reference: true, false or 'auto'"
-        " (when K <= 500)",
+        " (ridge: K <= 10^5, one batched solve; logistic: K <= 500)",
         kinds=(bool, str),
         choices=("auto",),
     )

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from edgesim.learning.models import Design, Model, Ridge
+from edgesim.learning.models import Design, Model, Ridge, segment_sum
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism
 from edgesim.mechanisms.protocol import Gather
 
@@ -49,6 +49,46 @@ def _lbfgs(model, design, weights, x0):
     )
 
 
+RIDGE_BATCH_MAX = 5 * 10**7  # floats in the K per-agent Gram matrices of the batched path
+
+
+def _agent_grams(design: Design) -> np.ndarray:
+    """Return every agent's X_k^T X_k / n_k, shape (K, d', d'), block by block."""
+    K, dp = design.K, design.Xa.shape[1]
+    G = np.empty((K, dp, dp))
+    for a0, a1, r0, r1 in design.blocks:
+        Xc = design.Xa[r0:r1]
+        outer = (Xc[:, :, None] * Xc[:, None, :]).reshape(r1 - r0, dp * dp)
+        G[a0:a1] = segment_sum(outer, design.starts[a0:a1] - r0, design.n_k[a0:a1]).reshape(
+            a1 - a0, dp, dp
+        )
+    return G / design.n_k[:, None, None]
+
+
+def _ridge_vcg(model: Ridge, design: Design, p: np.ndarray):
+    """Exact ridge VCG for all K at once: (w^o, payments).
+
+    With A = sum_j p_j (G_j + l2 I) and b = sum_j p_j X_j^T y_j / n_j, the
+    problem without k has A_{-k} = A - p_k (G_k + l2 I), b_{-k} = b - p_k b_k
+    (one batched solve), and because sum_{j != k} p_j F_j is quadratic with
+    Hessian A_{-k} and minimiser w_{-k}:
+        P_k = (1/p_k) (1/2) (w^o - w_{-k})^T A_{-k} (w^o - w_{-k}),
+    which avoids subtracting two nearly equal losses.
+    """
+    dp = design.Xa.shape[1]
+    H = _agent_grams(design) + model.l2 * np.eye(dp)
+    b_k = segment_sum(design.Xa, design.starts, design.n_k, design.data.y) / design.n_k[:, None]
+    A = np.einsum("k,kij->ij", p, H)
+    b = p @ b_k
+    w_o = np.linalg.solve(A, b)
+    A_minus = A[None] - p[:, None, None] * H
+    b_minus = b[None] - p[:, None] * b_k
+    w_minus = np.linalg.solve(A_minus, b_minus[:, :, None])[:, :, 0]
+    delta = w_o[None] - w_minus
+    quad = np.einsum("ki,kij,kj->k", delta, A_minus, delta)
+    return w_o, 0.5 * quad / p
+
+
 def balanced_clusters(K: int, L: int, rng: np.random.Generator) -> np.ndarray:
     """Return a cluster index per agent (K,): L random clusters of ceil(K/L) or floor(K/L) agents.
 
@@ -74,6 +114,12 @@ def vcg_payments(
     loss units divided by p_k (eq. VCG); one central solve per problem.
     """
     K = design.K
+    if (
+        clusters is None
+        and isinstance(model, Ridge)
+        and K * design.Xa.shape[1] ** 2 <= RIDGE_BATCH_MAX
+    ):
+        return _ridge_vcg(model, design, p)
     w_o = solve_weighted(model, design, p, w_opt) if w_opt is None else w_opt
     if clusters is None:
         clusters = np.arange(K)

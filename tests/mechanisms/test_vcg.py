@@ -83,3 +83,18 @@ def test_scalable_vcg_error_falls_with_L_and_vanishes_at_K(model_kind):
         errors[L] = float(np.mean(errs))
     assert errors[12] <= 1e-9 * max(1.0, np.abs(exact).max())
     assert errors[2] > errors[3] > errors[6] > errors[12]
+
+
+def test_batched_ridge_vcg_equals_one_solve_per_problem(monkeypatch):
+    """The batched ridge path (rank-K downdates, 1/2 D^T A D) against K separate solves."""
+    import edgesim.mechanisms.vcg as vcg_module
+
+    data = make_regression(K=30, seed=8)
+    m = Ridge(0.2)
+    des = m.design(data)
+    p = data.n_k / data.n
+    w_fast, fast = vcg_payments(m, des, p)
+    monkeypatch.setattr(vcg_module, "RIDGE_BATCH_MAX", 0)
+    w_slow, slow = vcg_payments(m, des, p)
+    np.testing.assert_allclose(w_fast, w_slow, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fast, slow, rtol=1e-9)
