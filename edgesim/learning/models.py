@@ -66,6 +66,20 @@ class Design:
         off_t = np.concatenate([[0], np.cumsum(n_kt)])
         return cls(data, Xa, Xa_test, off[:-1], n_k, off_t[:-1], n_kt, _row_blocks(off))
 
+    def split(self, test: bool):
+        """Return (Xa, y, agent, starts, n_k) of the training or the test samples."""
+        if test:
+            d = self.data
+            return self.Xa_test, d.y_test, d.agent_test, self.starts_test, self.n_k_test
+        return self.Xa, self.data.y, self.data.agent, self.starts, self.n_k
+
+    def agent_means(self, values: np.ndarray, test: bool) -> np.ndarray:
+        """Return each agent's mean of per-sample ``values`` (K,); NaN for an agent without samples."""
+        _, _, _, starts, n_k = self.split(test)
+        sums = segment_sum(values, starts, n_k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
+
     @property
     def K(self) -> int:
         """Number of agents."""
@@ -204,11 +218,8 @@ class Model:
         With ``test=True`` the mean is over each agent's test samples (NaN for an
         agent without test samples): the estimate of its expected risk E_k(w).
         """
-        Xa, y = (design.Xa_test, design.data.y_test) if test else (design.Xa, design.data.y)
-        starts, n_k = (design.starts_test, design.n_k_test) if test else (design.starts, design.n_k)
-        sums = segment_sum(self.sample_losses(w, Xa, y), starts, n_k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
+        Xa, y, *_ = design.split(test)
+        means = design.agent_means(self.sample_losses(w, Xa, y), test)
         return means + 0.5 * self.l2 * float(w @ w)
 
     def agent_grads(self, w: np.ndarray, design: Design) -> np.ndarray:
@@ -238,15 +249,8 @@ class Model:
 
     def agent_losses_each(self, W: np.ndarray, design: Design, test: bool = False) -> np.ndarray:
         """Return F_k(W[k]) for every agent at its own model, shape (K,); test means E_k estimates."""
-        if test:
-            Xa, y, a = design.Xa_test, design.data.y_test, design.data.agent_test
-            starts, n_k = design.starts_test, design.n_k_test
-        else:
-            Xa, y, a = design.Xa, design.data.y, design.data.agent
-            starts, n_k = design.starts, design.n_k
-        sums = segment_sum(self._sample_losses_each(W, Xa, y, a), starts, n_k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
+        Xa, y, a, *_ = design.split(test)
+        means = design.agent_means(self._sample_losses_each(W, Xa, y, a), test)
         return means + 0.5 * self.l2 * np.einsum("ij,ij->i", W, W)
 
     def loss(self, w: np.ndarray, design: Design, p: np.ndarray) -> float:
@@ -402,13 +406,11 @@ class Logistic(Model):
 
     def accuracy_each(self, W, design):
         """Return each agent's test accuracy with its own model W[k], shape (K,); NaN if no test data."""
-        Xa, y, a = design.Xa_test, design.data.y_test, design.data.agent_test
+        Xa, y, a, *_ = design.split(test=True)
         if Xa.shape[0] == 0:
             return np.full(design.K, np.nan)
         hit = (np.argmax(self._scores_each(W, Xa, a), axis=1) == y).astype(float)
-        sums = segment_sum(hit, design.starts_test, design.n_k_test)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(design.n_k_test > 0, sums / np.maximum(design.n_k_test, 1), np.nan)
+        return design.agent_means(hit, test=True)
 
 
 def make_model(kind: str, l2: float, intercept: bool, n_classes: int) -> Model:
