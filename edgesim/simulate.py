@@ -72,6 +72,7 @@ class Simulation:
             K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
         )
         self._local = None
+        self._federations: dict[tuple, tuple[Design, float]] = {}
 
     def run_mechanism(self, population: Population | None = None) -> MechanismRun:
         """Run the scenario's mechanism with ``population`` (default: the scenario's strategies)."""
@@ -81,11 +82,9 @@ class Simulation:
         participants = population.participants()
         if participants.size == 0:
             raise ValueError("every agent opted out: nothing to federate")
-        full = participants.size == self.data.K
-        design = self.design if full else self.model.design(self.data.subset(participants))
+        design, L_g = self._federation(participants)
         p = weights_for(sc.agents.weights, design.n_k)
         mu = self.model.strong_convexity()
-        L_g = self.model.smoothness(design, sc.model.smoothness)
         ctx = ServerContext(
             self.model,
             sc.mechanism,
@@ -110,6 +109,20 @@ class Simulation:
         with np.errstate(over="ignore", invalid="ignore"):
             outcome, counters = run_in_memory(gen, side, participants.size)
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g)
+
+    def _federation(self, participants: np.ndarray) -> tuple[Design, float]:
+        """Return the design of ``participants`` and its L_g, computed once per set.
+
+        A best-response search reruns the mechanism many times on the same
+        participants; the power iteration behind L_g need not run each time.
+        """
+        key = tuple(participants.tolist())
+        if key not in self._federations:
+            full = participants.size == self.data.K
+            design = self.design if full else self.model.design(self.data.subset(participants))
+            L_g = self.model.smoothness(design, self.scenario.model.smoothness)
+            self._federations[key] = (design, L_g)
+        return self._federations[key]
 
     def local(self) -> np.ndarray:
         """Return every agent's local-learning model (K, n_params), computed once."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgesim.learning.models import Design, Model, batched_top_eigenvalue
+from edgesim.learning.models import Design, Model
 
 
 def local_models(model: Model, design: Design, max_rounds: int = 5000, tol: float = 1e-9):
@@ -16,8 +16,7 @@ def local_models(model: Model, design: Design, max_rounds: int = 5000, tol: floa
     agents, until every gradient norm is below ``tol`` or ``max_rounds`` steps.
     """
     K = design.K
-    c = model.curvature_factor()
-    L = c * batched_top_eigenvalue(design.Xa, design.starts, design.n_k) + model.l2
+    L = model.smoothness(design)
     mu = model.strong_convexity()
     momentum = (np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))
     W = np.zeros((K, model.n_params(design.data.d)))
