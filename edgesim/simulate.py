@@ -18,6 +18,8 @@ from edgesim.mechanisms import make_mechanism
 from edgesim.mechanisms.base import Outcome, ServerContext
 from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.vcg import vcg_payments
+from edgesim.network.build import Network
+from edgesim.network.server import NetworkServer
 from edgesim.scenario import Scenario
 
 EXACT_VCG_AUTO_MAX_K = 500
@@ -29,6 +31,15 @@ def streams(seed: int) -> dict[str, np.random.Generator]:
     """Return one independent ``numpy.random.Generator`` per stream name, all from ``seed``."""
     children = np.random.SeedSequence(seed).spawn(len(STREAMS))
     return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children, strict=True)}
+
+
+def network_seed(seed: int) -> np.random.SeedSequence:
+    """Return the seed sequence of the network's streams: the child after :data:`STREAMS`.
+
+    ``SeedSequence.spawn`` numbers its children, so adding it leaves the
+    data, server and agents streams unchanged.
+    """
+    return np.random.SeedSequence(seed).spawn(len(STREAMS) + 1)[len(STREAMS)]
 
 
 def weights_for(kind: str, n_k: np.ndarray) -> np.ndarray:
@@ -49,6 +60,7 @@ class MechanismRun:
     design: Design
     mu: float
     L_g: float
+    network: NetworkServer | None = None
 
 
 class Simulation:
@@ -59,8 +71,9 @@ class Simulation:
     differ only by the strategies (common random numbers).
     """
 
-    def __init__(self, scenario: Scenario, data: FederatedDataset | None = None):
+    def __init__(self, scenario: Scenario, data: FederatedDataset | None = None, progress=None):
         self.scenario = scenario
+        self.progress = progress
         rng = streams(scenario.seed)
         task = "regression" if scenario.model.kind == "ridge" else "classification"
         K = scenario.agents.count
@@ -72,6 +85,7 @@ class Simulation:
             K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
         )
         self._local = None
+        self.last_trace = None  # the network trace of the last run (network fidelities)
         self._federations: dict[tuple, tuple[Design, float]] = {}
 
     def run_mechanism(self, population: Population | None = None) -> MechanismRun:
@@ -102,13 +116,21 @@ class Simulation:
             population.restricted(participants),
             rng["agents"],
             sc.mechanism.local_rounds,
+            sc.network.secagg.value_bound,
         )
         gen = make_mechanism(sc.mechanism.kind)(ctx)
+        server = None
         # A diverging run (too large a step for amplified reports) overflows on its way
         # to inf; the mechanism detects that and the result says "diverged".
         with np.errstate(over="ignore", invalid="ignore"):
-            outcome, counters = run_in_memory(gen, side, participants.size)
-        return MechanismRun(outcome, counters, participants, p, design, mu, L_g)
+            if sc.network.fidelity == "none":
+                outcome, counters = run_in_memory(gen, side, participants.size)
+            else:
+                net = Network(sc.network, self.data.n_k, network_seed(sc.seed))
+                server = NetworkServer(net, side, participants, progress=self.progress)
+                outcome = server.run(gen)
+                counters = server.counters
+        return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server)
 
     def _federation(self, participants: np.ndarray) -> tuple[Design, float]:
         """Return the design of ``participants`` and its L_g, computed once per set.
@@ -259,7 +281,11 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
             "phase2_problems": len(out.phase2_rounds),
         },
         "communication": mrun.counters.to_json(),
-        "sim_time_s": {"total": 0.0, "phase1": 0.0, "phase2": 0.0},
+        "sim_time_s": (
+            mrun.network.time_by_phase()
+            if mrun.network is not None
+            else {"total": 0.0, "phase1": 0.0, "phase2": 0.0}
+        ),
     }
     p = mrun.p
     participants_W = W[mrun.participants]
@@ -313,6 +339,14 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         "local_test_accuracy": local_acc,
     }
     columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
+    network_cols = {}
+    if mrun.network is not None:
+        for name, values in mrun.network.trace.per_agent().items():
+            full = np.zeros(K, dtype=np.int64)
+            full[mrun.participants] = values
+            network_cols[name] = full.tolist()
+        result["network"] = _network_summary(mrun.network)
+        sim.last_trace = mrun.network.trace
     n_list, inside_list = n_k.tolist(), inside.tolist()
     agents = [
         {
@@ -321,6 +355,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
             "strategy": sim.population.strategy(k).describe(),
             "participates": inside_list[k],
             **{name: col[k] for name, col in columns.items()},
+            **({"network": {n: c[k] for n, c in network_cols.items()}} if network_cols else {}),
         }
         for k in range(K)
     ]
@@ -343,6 +378,21 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     result = _clean(result)
     result["agents"] = agents  # built clean already; placed after the per-run fields
     return result
+
+
+def _network_summary(server: NetworkServer) -> dict:
+    """Return the JSON ``network`` object: fidelity, exchanges run, and the trace's totals."""
+    totals = server.trace.totals()
+    return {
+        "fidelity": server.cfg.fidelity,
+        "round_policy": server.cfg.round_policy,
+        "exchanges": len(server.trace),
+        "transmissions": totals["transmissions"],
+        "lost": totals["lost"],
+        "cut": totals["cut"],
+        "secagg_messages": totals["secagg_messages"],
+        "secagg_bytes": totals["secagg_bytes"],
+    }
 
 
 def _best_response(sim: Simulation, br) -> dict:

@@ -90,8 +90,13 @@ class MechanismConfig:
     gradient_bound: float = option(
         1.0, "dp-ffl: L_f, the gradient bound the sensitivity assumes (Definition 4)", gt=0
     )
-    secure_aggregation: bool = option(
-        True, "dp-ffl: the server receives only sums of gradients (Alg. 2)"
+    secure_aggregation: bool | str = option(
+        "auto",
+        "the server receives only sums of gradients (secure aggregation): true, false or"
+        " 'auto' (on for dp-ffl, Alg. 2; off otherwise). fedavg and ffl aggregate Phase I"
+        " only (FFL's payments need each agent's report)",
+        kinds=(bool, str),
+        choices=("auto",),
     )
     exact_vcg: str | bool = option(
         "auto",
@@ -103,6 +108,13 @@ class MechanismConfig:
     local_rounds: int = option(
         5000, "cap on gradient steps of each agent's local learning (accelerated GD)", ge=1
     )
+
+
+def secure_aggregation(cfg: MechanismConfig) -> bool:
+    """Return whether the mechanism's aggregates go through secure aggregation."""
+    if cfg.secure_aggregation == "auto":
+        return cfg.kind == "dp-ffl"
+    return bool(cfg.secure_aggregation)
 
 
 @dataclass(eq=False)

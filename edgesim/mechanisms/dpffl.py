@@ -21,7 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from edgesim import privacy, theory
-from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
+from edgesim.mechanisms.base import (
+    Outcome,
+    ServerContext,
+    register_mechanism,
+    secure_aggregation,
+    weighted_total,
+)
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import step_size_phase1, step_size_phase2
 from edgesim.mechanisms.vcg import balanced_clusters, resolve_clusters
@@ -79,7 +85,7 @@ def dp_ffl(ctx: ServerContext):
     # With one cluster nobody is left to solve for (Definition 2): no Phase II, P_k = 0.
     problems = L if L > 1 else 0
     sigma, sigma_p, releases = _noise(ctx, T1, T2, problems)
-    secure = cfg.secure_aggregation
+    secure = secure_aggregation(cfg)
     d = ctx.w0.size
 
     def noisy_descent(w, agents, weight, eta, T, phase, problem):

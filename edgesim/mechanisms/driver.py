@@ -15,6 +15,7 @@ import numpy as np
 from edgesim.agents import Population
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model
+from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
 from edgesim.mechanisms.protocol import (
     FLOAT_BYTES,
     HEADER_BYTES,
@@ -56,6 +57,9 @@ class AgentSide:
     """Every agent's computation: true reports from its own data, then its strategy.
 
     ``rng`` is the agents' random stream (noisy strategies draw from it).
+    Secure-aggregation steps (``Gather.aggregate``) are summed in the fixed
+    point of :mod:`edgesim.network.secagg` (``value_bound``), exactly as the
+    masked protocol sums them, so every driver returns the same bits.
     """
 
     def __init__(
@@ -65,7 +69,9 @@ class AgentSide:
         population: Population,
         rng: np.random.Generator,
         local_rounds: int = 5000,
+        value_bound: float = DEFAULT_VALUE_BOUND,
     ):
+        self.value_bound = value_bound
         self.model = model
         self.design = design
         self.population = population
@@ -95,8 +101,24 @@ class AgentSide:
             return Replies(agents, values=W[agents], total=rounds)
         values = self.reports(step, agents)
         if step.aggregate is not None:
-            return Replies(agents, total=step.aggregate @ values)
+            total, _ = aggregate_plain(
+                self.aggregate_weights(step, agents),
+                values,
+                n_clients=_count(step, self.design),
+                value_bound=self.value_bound,
+            )
+            return Replies(agents, total=total)
         return Replies(agents, values=values)
+
+    @staticmethod
+    def aggregate_weights(step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return the secure-aggregation weights of ``agents`` (a subset of the step's recipients)."""
+        if step.agents is None:
+            return step.aggregate[agents]
+        pos = np.searchsorted(step.agents, agents)
+        if not np.array_equal(np.asarray(step.agents)[pos], agents):
+            raise ValueError("repliers must be recipients of the step (recipients sorted)")
+        return step.aggregate[pos]
 
     def upload_bytes(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the size in bytes of each agent's reply to ``step``, shape (m,)."""
@@ -112,6 +134,11 @@ class AgentSide:
             return HEADER_BYTES
         extra = 0 if step.reference is None else FLOAT_BYTES * step.reference.size
         return model_bytes(step.model.size) + extra
+
+
+def _count(step: Gather, design: Design) -> int:
+    """Return the number of recipients of ``step`` (the secure aggregation's n)."""
+    return design.K if step.agents is None else int(np.asarray(step.agents).size)
 
 
 def drive(mechanism_gen, answer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgesim import theory
-from edgesim.mechanisms.base import ServerContext, weighted_total
+from edgesim.mechanisms.base import ServerContext, secure_aggregation, weighted_total
 from edgesim.mechanisms.protocol import Gather
 
 
@@ -39,15 +39,16 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     w = ctx.w0
     T1 = ctx.cfg.phase1_rounds
     done = 0
+    weights = ctx.p if secure_aggregation(ctx.cfg) else None  # the server sees only the sum
     if T1 == "theory":
-        r = yield Gather(w, None, "gradient", phase)
+        r = yield Gather(w, None, "gradient", phase, aggregate=weights)
         g = weighted_total(r, ctx.p[r.agents], 1.0)
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))
         w = w - eta1 * g
         done = 1
     for t in range(done, int(T1)):
-        r = yield Gather(w, None, "gradient", phase)
+        r = yield Gather(w, None, "gradient", phase, aggregate=weights)
         w = w - eta1 * weighted_total(r, ctx.p[r.agents], 1.0)
         if not np.all(np.isfinite(w)):
             return w, t + 1, True  # the rounds actually run

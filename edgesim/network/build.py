@@ -1,0 +1,52 @@
+"""Assemble one simulated network from the ``[network]`` table, and run a mechanism over it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgesim.network.access import make_access
+from edgesim.network.availability import build_availability
+from edgesim.network.compute import build_compute_model
+from edgesim.network.config import NetworkConfig
+from edgesim.network.links import build_link
+from edgesim.network.topology import Topology
+
+#: Independent random streams of the network, each spawned from the run's seed, so the
+#: draws of one part never shift another's (and both fidelities draw identically).
+NETWORK_STREAMS = ("topology", "radio-setup", "links", "compute", "availability", "secagg")
+
+
+class Network:
+    """The devices' network for one run: topology, radio links, compute, availability.
+
+    ``cfg``: the ``[network]`` table; ``n_k``: samples per device (K,);
+    ``seed_seq``: a ``numpy.random.SeedSequence`` for the network's streams.
+    Placement and shadowing are drawn at construction; the per-round streams
+    (``links``, ``compute``, ``availability``, ``secagg``) are drawn as the run goes.
+    """
+
+    def __init__(self, cfg: NetworkConfig, n_k: np.ndarray, seed_seq: np.random.SeedSequence):
+        self.cfg = cfg
+        K = int(np.asarray(n_k).size)
+        children = seed_seq.spawn(len(NETWORK_STREAMS))
+        self.rng = {
+            name: np.random.default_rng(s)
+            for name, s in zip(NETWORK_STREAMS, children, strict=True)
+        }
+        self.topology = Topology(cfg.topology, cfg.backhaul, K, self.rng["topology"])
+        d = self.topology.distance_m
+        self.uplink = build_link(cfg.radio, "up", d, self.rng["radio-setup"])
+        self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
+        self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
+        self.availability = build_availability(cfg.availability, K, self.rng["availability"])
+        self.secagg = None
+
+    def make_access(self, env, ap: int):
+        """Return the uplink medium of access point ``ap`` for SimPy environment ``env``."""
+        r = self.cfg.radio
+        blocks = None if r.resource_blocks == "per-device" else int(r.resource_blocks)
+        if blocks is not None and r.access == "ofdma":
+            devices_here = int((self.topology.ap_of == ap).sum())
+            if blocks >= devices_here:
+                blocks = None  # a block per device: nothing shared
+        return make_access(env, r.access, blocks)

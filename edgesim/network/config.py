@@ -1,0 +1,78 @@
+"""The ``[network]`` table: fidelity, round policy, and one sub-table per part of the network."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgesim.config import option, section
+from edgesim.errors import ScenarioError
+from edgesim.network.availability import AvailabilityConfig
+from edgesim.network.compute import ComputeConfig
+from edgesim.network.links import RadioConfig
+from edgesim.network.secagg import SecAggConfig
+from edgesim.network.topology import BackhaulConfig, TopologyConfig
+
+FIDELITIES = ("none", "events", "batched")
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """The ``[network]`` table: how the mechanism's messages travel, and how long they take."""
+
+    fidelity: str = option(
+        "none",
+        "'none' (in-memory driver: counts messages, no simulated time), 'events' (every message"
+        " a SimPy event: shared media, queues and deadlines exact) or 'batched' (independent"
+        " links, one numpy draw and one event per round; same results as 'events' there)",
+        choices=FIDELITIES,
+    )
+    round_policy: str = option(
+        "wait-all",
+        "'wait-all' (a round closes when every reply arrived or is known lost) or 'deadline'"
+        " (it closes at deadline_s at the latest; late agents are cut and the mechanism"
+        " reweights the replies it got)",
+        choices=("wait-all", "deadline"),
+    )
+    deadline_s: float = option(
+        1.0,
+        "round deadline, from the server's first message (round_policy = 'deadline')",
+        unit="s",
+        gt=0.0,
+    )
+    radio: RadioConfig = section(RadioConfig, "the radio hop between a device and its access point")
+    backhaul: BackhaulConfig = section(
+        BackhaulConfig, "the wired path from an access point to the server"
+    )
+    topology: TopologyConfig = section(TopologyConfig, "access points and device placement")
+    compute: ComputeConfig = section(ComputeConfig, "devices' compute time per request")
+    availability: AvailabilityConfig = section(AvailabilityConfig, "devices' on/off churn")
+    secagg: SecAggConfig = section(SecAggConfig, "secure aggregation (Bonawitz et al.; SecAgg+)")
+
+    def cross_check(self, agents_count: int) -> list[ScenarioError]:
+        """Return the errors of rules spanning keys of the ``[network]`` table."""
+        errs = [
+            *self.radio.cross_check("network.radio"),
+            *self.topology.cross_check(agents_count),
+            *self.compute.cross_check(agents_count),
+            *self.availability.cross_check(agents_count),
+        ]
+        if self.fidelity == "batched" and not self.independent_uplinks(agents_count):
+            errs.append(
+                ScenarioError(
+                    "network.fidelity",
+                    "'batched' needs independent uplinks (radio.access = 'ofdma' with a resource"
+                    " block per device); this network shares its uplink: use 'events'",
+                )
+            )
+        return errs
+
+    def independent_uplinks(self, agents_count: int) -> bool:
+        """True when no two devices ever wait for each other's uplink (OFDMA, enough blocks)."""
+        r = self.radio
+        if r.access != "ofdma":
+            return False
+        if r.resource_blocks == "per-device":
+            return True
+        t = self.topology
+        per_cell = agents_count if t.placement == "file" else -(-agents_count // t.access_points)
+        return r.resource_blocks >= per_cell

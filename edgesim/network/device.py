@@ -1,0 +1,60 @@
+"""The device process: one long-lived SimPy process per device.
+
+A device waits for the server's message, computes, and sends its reply over
+its access point's uplink. What happens to each message (losses, attempts,
+compute time, whether the device is online) was drawn by the server when
+it planned the exchange (:class:`~edgesim.network.server.Plan`); the device
+process turns that plan into time: it holds the shared medium, waits, and
+tells the server when its reply has arrived or its sender gave up.
+"""
+
+from __future__ import annotations
+
+import simpy
+
+from edgesim.network.access import Dedicated
+
+
+class Device:
+    """Device ``i`` (the mechanism's agent index) attached to uplink medium ``access``."""
+
+    def __init__(self, env: simpy.Environment, server, i: int, access):
+        self.env = env
+        self.server = server
+        self.i = i
+        self.access = access
+        self.dedicated = isinstance(access, Dedicated)
+        self.process = env.process(self.run())
+
+    def run(self):
+        """The device's life: receive, compute, reply; forever (SimPy generator)."""
+        env, server, i = self.env, self.server, self.i
+        while True:
+            try:
+                plan = yield server.inbox[i]
+                if plan is not server.plan:
+                    continue  # a message of a round the server has closed
+                j = plan.slot[i]
+                if not plan.sending[j]:
+                    server.idle(i)
+                    continue  # offline when it would have replied
+                if self.dedicated:
+                    # Independent channel: compute, every attempt and the wired path in one wait.
+                    yield env.timeout(int(plan.work_ns[j]))
+                else:
+                    yield env.timeout(int(plan.compute_ns[j]))
+                    u = plan.up_slot[j]
+                    up = plan.up
+                    attempts, delivered = int(up.attempts[u]), bool(up.delivered[u])
+                    airtime = int(up.airtime_ns[u])
+                    for a in range(attempts):
+                        yield from self.access.transmit(airtime)
+                        last_ok = delivered and a == attempts - 1
+                        yield env.timeout(
+                            int(up.latency_ns[u] + plan.up_backhaul_ns[u])
+                            if last_ok
+                            else int(up.rto_ns[u])
+                        )
+                server.resolve(i, plan)
+            except simpy.Interrupt:
+                pass  # cut by the deadline: drop this round's work

@@ -1,0 +1,398 @@
+"""The edge server: drives any mechanism generator over the simulated network.
+
+Each :class:`~edgesim.mechanisms.protocol.Gather` becomes an *exchange*: a
+downlink message to every recipient (wired backhaul, then the radio), the
+device's compute time, and an uplink reply (radio, then backhaul). At the
+exchange's start the server draws, vectorised over the recipients and in a
+fixed order, everything random about it (:meth:`NetworkServer.plan`):
+
+1. downlink radio transfers (``links`` stream: losses, attempts, fading);
+2. whether each device is online when the message arrives (``availability``);
+3. compute times (``compute``);
+4. whether each device is still online when it would send (``availability``);
+5. uplink radio transfers of the devices that send (``links``).
+
+Fidelities differ only in how that plan becomes time:
+
+- ``events``: each delivered downlink is one SimPy event that wakes the
+  device's long-lived process (:mod:`edgesim.network.device`), which
+  computes and sends over its access point's uplink (a shared medium when
+  access is ``tdma``, ``shared`` or OFDMA with fewer blocks than devices)
+  and reports back; the server waits on one event fired by a counter when
+  every reply is resolved, or by one deadline timer.
+- ``batched``: links are independent, so every reply time is known from the
+  plan: the server computes the round's end and waits on one timeout.
+
+With independent links both give the same replies, times and counts, so the
+same JSON: times are integer nanoseconds, and sums of integers are exact.
+
+Round policies: ``wait-all`` closes the exchange when every recipient's
+outcome is known (reply arrived, sender gave up after the ARQ cap, or the
+device went offline: the server is told at once, as a dropped connection
+would); ``deadline`` closes it at ``deadline_s`` at the latest, and the
+agents whose replies had not arrived are *cut* (their work is abandoned).
+Either way the mechanism receives the replies that arrived, in agent order,
+and reweights (:func:`edgesim.mechanisms.base.weighted_total`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+from simpy.events import NORMAL
+
+from edgesim.mechanisms.driver import AgentSide, Counters
+from edgesim.mechanisms.protocol import Gather
+from edgesim.network import NS_PER_S
+from edgesim.network.access import Dedicated
+from edgesim.network.availability import AlwaysOn
+from edgesim.network.device import Device
+from edgesim.network.secure_round import SecureRounds
+from edgesim.network.trace import Trace
+
+#: Deadline timers fire after every other event scheduled for the same instant,
+#: so a reply arriving exactly at the deadline counts.
+DEADLINE_PRIORITY = NORMAL + 1
+
+
+def _fire_at(env: simpy.Environment, event: simpy.Event, value, delay_ns: int, priority=NORMAL):
+    """Trigger ``event`` with ``value`` ``delay_ns`` from now: one scheduled event, no extra timer.
+
+    The same initialisation as ``simpy.Timeout`` performs, applied to an event
+    a process already waits on (the device's inbox).
+    """
+    event._ok = True
+    event._value = value
+    env.schedule(event, priority, delay_ns)
+
+
+@dataclass(eq=False)
+class Plan:
+    """Everything drawn at the start of one exchange; times relative to its start, in ns.
+
+    Arrays of shape (m,) are aligned with ``agents`` (the recipients);
+    ``up``/``up_backhaul_ns`` hold the uplinks of the senders only
+    (``up_slot`` maps a recipient to its row there).
+    """
+
+    agents: np.ndarray
+    received: np.ndarray  # the downlink arrived and the device was online
+    arrive_ns: np.ndarray
+    compute_ns: np.ndarray
+    sending: np.ndarray  # online when it would send: an uplink message is sent
+    up: object  # links.Transfers of the senders
+    up_backhaul_ns: np.ndarray
+    up_slot: np.ndarray
+    resolve_ns: np.ndarray  # when the server knows this recipient's outcome
+    reply_ok: np.ndarray  # the reply reaches the server (before any deadline)
+    work_ns: np.ndarray  # from downlink arrival to resolution (device's wait, dedicated medium)
+    late: np.ndarray  # under a deadline: would only reach or leave the device after it
+    down_lost: int
+    down_transmissions: int
+    down_retransmissions: int
+    slot: dict | np.ndarray | None = None
+
+
+class NetworkServer:
+    """Runs mechanism generators over one simulated network.
+
+    ``net``: the assembled network (:class:`~edgesim.network.build.Network`:
+    topology, links, compute and availability models, random streams);
+    ``agent_side``: computes the agents' reports; ``devices``: for each of
+    the mechanism's agents (0..m-1) the device (scenario agent id) it runs on.
+    """
+
+    def __init__(self, net, agent_side: AgentSide, devices: np.ndarray, progress=None):
+        self.net = net
+        self.cfg = net.cfg
+        self.side = agent_side
+        self.devices = np.asarray(devices)
+        self.m = self.devices.size
+        self.env = simpy.Environment()
+        self.counters = Counters()
+        self.trace = Trace(self.m)
+        self.progress = progress
+        self.events = self.cfg.fidelity == "events"
+        self.deadline_ns = (
+            int(round(self.cfg.deadline_s * NS_PER_S))
+            if self.cfg.round_policy == "deadline"
+            else None
+        )
+        self.plan: Plan | None = None
+        self.always_on = isinstance(net.availability, AlwaysOn)
+        self.secure = SecureRounds(net.cfg.secagg, net.rng["secagg"])
+        self.round_index: dict[str, int] = {}
+        if self.events:
+            self._start_devices()
+
+    # ------------------------------------------------------------------ events fidelity
+    def _start_devices(self) -> None:
+        env = self.env
+        aps = self.net.topology.ap_of[self.devices]
+        media = {a: self.net.make_access(env, a) for a in np.unique(aps).tolist()}
+        self.inbox = [env.event() for _ in range(self.m)]
+        self.busy = np.zeros(self.m, dtype=bool)
+        self.devices_ = [Device(env, self, i, media[int(aps[i])]) for i in range(self.m)]
+        self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
+
+    def resolve(self, i: int, plan: Plan) -> None:
+        """Device ``i`` reports that its reply arrived or its sender gave up (events fidelity)."""
+        if plan is not self.plan:
+            return
+        self.busy[i] = False
+        self._resolved_mask[plan.slot[i]] = True
+        self._resolved += 1
+        if self._resolved == self._expected and not self._done.triggered:
+            self._done.succeed()
+
+    def idle(self, i: int) -> None:
+        """Device ``i`` received the message but is offline when it would reply."""
+        self.busy[i] = False
+
+    def _run_events(self, plan: Plan, t0: int):
+        env = self.env
+        self.plan = plan
+        slot = np.full(self.m, -1, dtype=np.int64)
+        slot[plan.agents] = np.arange(plan.agents.size)
+        plan.slot = slot
+        self._done = env.event()
+        self._resolved = 0
+        self._resolved_mask = np.zeros(plan.agents.size, dtype=bool)
+        self._expected = int(plan.sending.sum())
+        inbox = self.inbox
+        for j in np.flatnonzero(plan.received).tolist():
+            i = int(plan.agents[j])
+            event, inbox[i] = inbox[i], env.event()
+            self.busy[i] = True
+            _fire_at(env, event, plan, int(plan.arrive_ns[j]))
+        if self.deadline_ns is not None:
+            timer = env.event()
+            done = self._done  # this round's: the timer may fire after the next round began
+            timer.callbacks.append(lambda _: done.triggered or done.succeed())
+            _fire_at(env, timer, None, self.deadline_ns, DEADLINE_PRIORITY)
+        if self._expected == 0 and not self._done.triggered:
+            self._done.succeed()
+        yield self._done
+        # Outcomes the server learns without a reply message (a downlink given up, a
+        # device gone offline) are known from the plan: wait for the last of them.
+        other = plan.resolve_ns[~plan.sending]
+        end = int(other.max()) if other.size else 0
+        if self.deadline_ns is not None:
+            end = min(end, self.deadline_ns)
+        if t0 + end > env.now:
+            yield env.timeout(t0 + end - env.now)
+        cut = np.flatnonzero(self.busy)
+        for i in cut.tolist():
+            self.devices_[i].process.interrupt("deadline")
+            self.busy[i] = False
+        self.plan = None
+        if cut.size:
+            yield env.timeout(0)  # let the interrupted devices return to their inboxes
+        in_time = self._resolved_mask | ~plan.sending
+        return in_time
+
+    # ------------------------------------------------------------------ planning
+    def plan_exchange(
+        self, agents: np.ndarray, down_bytes, up_bytes: np.ndarray, compute: bool = True
+    ) -> Plan:
+        """Draw everything random about one exchange (see the module docstring for the order).
+
+        Under a deadline, a downlink arriving after it, or a device that would
+        only start sending after it, is *late*: availability is not asked
+        about times past the deadline (the round is closed by then), and no
+        uplink is drawn for it.
+        """
+        net = self.net
+        dev = self.devices[agents]
+        ap = net.topology.ap_of[dev]
+        m = agents.size
+        t0 = self.env.now
+        horizon = self.deadline_ns
+        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
+        down_bh = net.topology.backhaul_ns(ap, down_sizes)
+        down = net.downlink.send(dev, down_sizes, net.rng["links"])
+        arrive = down_bh + down.duration_ns
+        delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
+        received = delivered.copy()
+        if not self.always_on:
+            ask = np.flatnonzero(delivered)
+            received[ask] = net.availability.online(dev[ask], t0 + arrive[ask])
+        compute = (
+            net.compute.times_ns(dev, net.rng["compute"])
+            if compute
+            else np.zeros(m, dtype=np.int64)
+        )
+        send_at = arrive + compute
+        ready = received if horizon is None else received & (send_at <= horizon)
+        sending = ready.copy()
+        if not self.always_on:
+            ask = np.flatnonzero(ready)
+            sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
+        senders = np.flatnonzero(sending)
+        up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
+        up = net.uplink.send(dev[senders], up_sizes, net.rng["links"])
+        up_bh = net.topology.backhaul_ns(ap[senders], up_sizes)
+        up_slot = np.full(m, -1, dtype=np.int64)
+        up_slot[senders] = np.arange(senders.size)
+        # When the server knows each outcome (relative to t0); late ones only after the deadline.
+        resolve = np.where(received, send_at, arrive)
+        if horizon is not None:
+            late = (down.delivered & ~delivered) | (received & ~ready)
+            resolve[late] = horizon + 1
+        else:
+            late = np.zeros(m, dtype=bool)
+        up_time = up.duration_ns + np.where(up.delivered, up_bh, 0)
+        resolve[senders] = send_at[senders] + up_time
+        work = np.zeros(m, dtype=np.int64)
+        work[senders] = compute[senders] + up_time
+        reply_ok = np.zeros(m, dtype=bool)
+        reply_ok[senders] = up.delivered
+        return Plan(
+            agents=agents,
+            received=received,
+            arrive_ns=arrive,
+            compute_ns=compute,
+            sending=sending,
+            up=up,
+            up_backhaul_ns=up_bh,
+            up_slot=up_slot,
+            resolve_ns=resolve,
+            reply_ok=reply_ok,
+            work_ns=work,
+            late=late,
+            down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
+            down_transmissions=int(down.attempts.sum()),
+            down_retransmissions=int((down.attempts - 1).sum()),
+        )
+
+    def _end_of(self, plan: Plan) -> int:
+        """Return the exchange's length (ns) under the round policy, from the plan alone."""
+        end = int(plan.resolve_ns.max()) if plan.resolve_ns.size else 0
+        return end if self.deadline_ns is None else min(end, self.deadline_ns)
+
+    # ------------------------------------------------------------------ exchanges
+    def exchange(
+        self,
+        agents,
+        down_bytes,
+        up_bytes,
+        phase,
+        problem,
+        stage="round",
+        compute=True,
+        overhead=None,
+    ):
+        """Run one exchange (SimPy generator); returns the agents whose replies arrived in time.
+
+        ``down_bytes``: size of the message to each recipient (scalar or (m,));
+        ``up_bytes``: size of each reply (m,); ``stage``: the trace label
+        (``"round"``, or a secure-aggregation stage); ``compute``: whether
+        the devices compute before replying; ``overhead``: (down, up) flags
+        saying which direction counts as secure-aggregation overhead.
+        """
+        t0 = self.env.now
+        plan = self.plan_exchange(agents, down_bytes, up_bytes, compute)
+        if self.events:
+            in_time = yield from self._run_events(plan, t0)
+            end = self.env.now - t0
+        else:
+            end = self._end_of(plan)
+            yield self.env.timeout(end)
+            in_time = plan.resolve_ns <= end
+        replied = plan.reply_ok & in_time
+        cut = (plan.sending & ~in_time) | plan.late
+        up = plan.up
+        senders = np.flatnonzero(plan.sending)
+        up_lost = int((~up.delivered).sum())
+        m = agents.size
+        c = self.counters
+        bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
+        bytes_up = int(np.asarray(up_bytes, dtype=np.int64)[senders].sum())
+        c.messages_down += m
+        c.messages_up += senders.size
+        c.bytes_down += bytes_down
+        c.bytes_up += bytes_up
+        c.transmissions_up += int(up.attempts.sum())
+        retrans = plan.down_retransmissions + int((up.attempts - 1).sum())
+        c.retransmissions += retrans
+        lost = plan.down_lost + up_lost
+        c.dropped += lost + int(cut.sum())
+        counted = stage in ("round", "masked_input")
+        c.rounds[phase] = c.rounds.get(phase, 0) + counted
+        tr = self.trace
+        tr.agent_messages_down[agents] += 1
+        tr.agent_messages_up[agents[senders]] += 1
+        tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
+        tr.agent_bytes_up[agents[senders]] += np.asarray(up_bytes, dtype=np.int64)[senders]
+        tr.agent_transmissions[agents[senders]] += up.attempts
+        tr.agent_lost[agents[~plan.received]] += 1
+        tr.agent_lost[agents[senders[~up.delivered]]] += 1
+        tr.agent_cut[agents[cut]] += 1
+        key = (phase, problem)
+        index = self.round_index.get(key, 0)
+        if counted:
+            self.round_index[key] = index + 1
+        down_over, up_over = overhead or (False, False)
+        sec_messages = m * down_over + senders.size * up_over
+        sec_bytes = bytes_down * down_over + bytes_up * up_over
+        tr.add(
+            phase=phase,
+            round=index,
+            problem=problem,
+            stage=stage,
+            start_ns=t0,
+            end_ns=t0 + end,
+            participants=m,
+            replies=int(replied.sum()),
+            bytes_down=bytes_down,
+            bytes_up=bytes_up,
+            transmissions=plan.down_transmissions + int(up.attempts.sum()),
+            retransmissions=retrans,
+            lost=lost,
+            cut=int(cut.sum()),
+            secagg_messages=sec_messages,
+            secagg_bytes=sec_bytes,
+        )
+        return agents[replied]
+
+    def gather(self, step: Gather):
+        """Answer one mechanism step over the network (SimPy generator returning Replies)."""
+        agents = np.arange(self.m) if step.agents is None else np.asarray(step.agents)
+        if step.ask == "local_model":
+            return self.side.answer(step, agents)  # evaluation only: no message
+        if step.aggregate is not None and self.secure is not None:
+            replies = yield from self.secure.gather(self, step, agents)
+            replied = replies.agents
+        else:
+            down = self.side.download_bytes(step)
+            up = self.side.upload_bytes(step, agents)
+            replied = yield from self.exchange(agents, down, up, step.phase, step.problem)
+            replies = self.side.answer(step, replied)
+        if self.progress is not None:
+            self.progress(step.phase, self.counters.rounds.get(step.phase, 0))
+        if replied.size < agents.size:
+            replies.missing = agents[~np.isin(agents, replied)]
+        return replies
+
+    def run(self, mechanism_gen):
+        """Run ``mechanism_gen`` to completion; returns the mechanism's Outcome."""
+        result = {}
+
+        def serve():
+            try:
+                step = next(mechanism_gen)
+                while True:
+                    replies = yield from self.gather(step)
+                    step = mechanism_gen.send(replies)
+            except StopIteration as stop:
+                result["outcome"] = stop.value
+
+        self.env.process(serve())
+        self.env.run()
+        return result["outcome"]
+
+    def time_by_phase(self) -> dict[str, float]:
+        """Return the simulated seconds per phase and in total (the JSON ``sim_time_s``)."""
+        return self.trace.time_by_phase()
