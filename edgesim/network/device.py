@@ -11,6 +11,7 @@ tells the server when its reply has arrived or its sender gave up.
 from __future__ import annotations
 
 import simpy
+from simpy.events import Timeout
 
 from edgesim.network.access import Dedicated
 
@@ -31,16 +32,19 @@ class Device:
         env, server, i = self.env, self.server, self.i
         while True:
             try:
-                plan = yield server.inbox[i]
+                plan, j = yield server.inbox[i]
                 if plan is not server.plan:
                     continue  # a message of a round the server has closed
-                j = plan.slot[i]
-                if not plan.sending[j]:
+                if not plan.sending_list[j]:
                     server.idle(i)
                     continue  # offline when it would have replied
                 if self.dedicated:
-                    # Independent channel: compute, every attempt and the wired path in one wait.
-                    yield env.timeout(int(plan.work_ns[j]))
+                    # Independent channel: compute, every attempt and the wired path take a
+                    # known time; the reply is one timer that tells the server when it lands,
+                    # and the device is free for its next message meanwhile.
+                    reply = Timeout(env, plan.work_list[j], (i, plan, j))
+                    reply.callbacks.append(server.reply_landed)
+                    continue
                 else:
                     yield env.timeout(int(plan.compute_ns[j]))
                     u = plan.up_slot[j]
@@ -55,6 +59,6 @@ class Device:
                             if last_ok
                             else int(up.rto_ns[u])
                         )
-                server.resolve(i, plan)
+                server.resolve(i, plan, j)
             except simpy.Interrupt:
                 pass  # cut by the deadline: drop this round's work

@@ -92,7 +92,8 @@ class Plan:
     down_lost: int
     down_transmissions: int
     down_retransmissions: int
-    slot: dict | np.ndarray | None = None
+    sending_list: list | None = None  # per-slot lists for the device processes (events)
+    work_list: list | None = None
 
 
 class NetworkServer:
@@ -133,40 +134,51 @@ class NetworkServer:
         aps = self.net.topology.ap_of[self.devices]
         media = {a: self.net.make_access(env, a) for a in np.unique(aps).tolist()}
         self.inbox = [env.event() for _ in range(self.m)]
-        self.busy = np.zeros(self.m, dtype=bool)
+        self.busy: set[int] = set()
         self.devices_ = [Device(env, self, i, media[int(aps[i])]) for i in range(self.m)]
         self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
 
-    def resolve(self, i: int, plan: Plan) -> None:
-        """Device ``i`` reports that its reply arrived or its sender gave up (events fidelity)."""
+    def resolve(self, i: int, plan: Plan, j: int) -> None:
+        """Device ``i`` (slot ``j``) reports its reply arrived or its sender gave up (events)."""
         if plan is not self.plan:
             return
-        self.busy[i] = False
-        self._resolved_mask[plan.slot[i]] = True
+        self.busy.discard(i)
+        self._resolved_slots.append(j)
         self._resolved += 1
         if self._resolved == self._expected and not self._done.triggered:
             self._done.succeed()
 
+    def reply_landed(self, timer: simpy.Event) -> None:
+        """Callback of a dedicated-channel reply timer: the reply reached the server."""
+        i, plan, j = timer._value
+        self.resolve(i, plan, j)
+
     def idle(self, i: int) -> None:
         """Device ``i`` received the message but is offline when it would reply."""
-        self.busy[i] = False
+        self.busy.discard(i)
 
     def _run_events(self, plan: Plan, t0: int):
+        """Turn ``plan`` into SimPy events (generator); returns the in-time mask (m,)."""
         env = self.env
         self.plan = plan
-        slot = np.full(self.m, -1, dtype=np.int64)
-        slot[plan.agents] = np.arange(plan.agents.size)
-        plan.slot = slot
+        plan.sending_list = plan.sending.tolist()
+        plan.work_list = plan.work_ns.tolist()
         self._done = env.event()
         self._resolved = 0
-        self._resolved_mask = np.zeros(plan.agents.size, dtype=bool)
+        self._resolved_slots: list[int] = []
         self._expected = int(plan.sending.sum())
-        inbox = self.inbox
-        for j in np.flatnonzero(plan.received).tolist():
-            i = int(plan.agents[j])
-            event, inbox[i] = inbox[i], env.event()
-            self.busy[i] = True
-            _fire_at(env, event, plan, int(plan.arrive_ns[j]))
+        inbox, busy, schedule, Event = self.inbox, self.busy, env.schedule, simpy.Event
+        slots = np.flatnonzero(plan.received)
+        # One scheduled event per delivered downlink: the device's inbox fires at arrival.
+        for i, j, delay in zip(
+            plan.agents[slots].tolist(), slots.tolist(), plan.arrive_ns[slots].tolist(), strict=True
+        ):
+            event = inbox[i]
+            inbox[i] = Event(env)
+            busy.add(i)
+            event._ok = True
+            event._value = (plan, j)
+            schedule(event, NORMAL, delay)
         if self.deadline_ns is not None:
             timer = env.event()
             done = self._done  # this round's: the timer may fire after the next round began
@@ -183,14 +195,15 @@ class NetworkServer:
             end = min(end, self.deadline_ns)
         if t0 + end > env.now:
             yield env.timeout(t0 + end - env.now)
-        cut = np.flatnonzero(self.busy)
-        for i in cut.tolist():
+        cut = [] if self.dedicated else sorted(busy)  # dedicated: a late timer is ignored
+        for i in cut:
             self.devices_[i].process.interrupt("deadline")
-            self.busy[i] = False
+        busy.clear()
         self.plan = None
-        if cut.size:
+        if cut:
             yield env.timeout(0)  # let the interrupted devices return to their inboxes
-        in_time = self._resolved_mask | ~plan.sending
+        in_time = ~plan.sending
+        in_time[self._resolved_slots] = True
         return in_time
 
     # ------------------------------------------------------------------ planning
