@@ -90,9 +90,12 @@ class ProcessorSharing:
         if timer.value != self._generation:
             return  # superseded by a later join or leave
         self._advance()
-        # Every job whose finish time is reached now (equal sizes finish together).
-        eps = 1e-6
-        done = [job for job, (finish, _) in self.active.items() if finish <= self._v + eps]
+        # The job this timer was set for, and every other one due now (equal sizes finish
+        # together); times are rounded to whole ns, so "due" allows half a ns per sender.
+        first = min(self.active, key=lambda job: self.active[job][0])
+        slack = 0.5 / len(self.active)
+        due = max(self._v, self.active[first][0]) + slack
+        done = [job for job, (finish, _) in self.active.items() if finish <= due]
         for job in done:
             _, event = self.active.pop(job)
             event.succeed()

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from edgesim.config import option, section
 from edgesim.errors import ScenarioError
-from edgesim.network.availability import AvailabilityConfig
-from edgesim.network.compute import ComputeConfig
-from edgesim.network.links import RadioConfig
+from edgesim.network.availability import AVAILABILITY_MODELS, AvailabilityConfig
+from edgesim.network.compute import COMPUTE_MODELS, ComputeConfig
+from edgesim.network.links import LINKS, LOSSES, RadioConfig
 from edgesim.network.secagg import SecAggConfig
 from edgesim.network.topology import BackhaulConfig, TopologyConfig
+from edgesim.plugins import register_from_spec
 
 FIDELITIES = ("none", "events", "batched")
 
@@ -48,8 +49,28 @@ class NetworkConfig:
     availability: AvailabilityConfig = section(AvailabilityConfig, "devices' on/off churn")
     secagg: SecAggConfig = section(SecAggConfig, "secure aggregation (Bonawitz et al.; SecAgg+)")
 
+    def register_plugins(self) -> list[ScenarioError]:
+        """Register the ``"module:Name"`` kinds this table names (links, losses, compute, availability).
+
+        Each factory has the signature of its registry (see
+        :data:`~edgesim.network.links.LinkFactory` and friends). Returns the
+        import errors. Called by :meth:`cross_check` and by workers that run
+        an already-validated scenario.
+        """
+        return [
+            *register_from_spec(self.radio.model, "network.radio.model", LINKS),
+            *register_from_spec(self.radio.loss, "network.radio.loss", LOSSES),
+            *register_from_spec(self.compute.model, "network.compute.model", COMPUTE_MODELS),
+            *register_from_spec(
+                self.availability.model, "network.availability.model", AVAILABILITY_MODELS
+            ),
+        ]
+
     def cross_check(self, agents_count: int) -> list[ScenarioError]:
         """Return the errors of rules spanning keys of the ``[network]`` table."""
+        plugin_errors = self.register_plugins()
+        if plugin_errors:
+            return plugin_errors
         errs = [
             *self.radio.cross_check("network.radio"),
             *self.topology.cross_check(agents_count),

@@ -98,3 +98,23 @@ def test_batched_ridge_vcg_equals_one_solve_per_problem(monkeypatch):
     w_slow, slow = vcg_payments(m, des, p)
     np.testing.assert_allclose(w_fast, w_slow, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(fast, slow, rtol=1e-9)
+
+
+def test_vcg_by_federated_runs_converges_to_exact_vcg_with_quadratic_messages():
+    from edgesim.scenario import from_dict
+    from edgesim.simulate import run
+
+    sc = from_dict(
+        {
+            "data": {"source": "synthetic", "samples": 200},
+            "model": {"kind": "ridge", "l2": 1.0},
+            "agents": {"count": 5},
+            "mechanism": {"kind": "vcg-federated", "phase1_rounds": 400, "exact_vcg": True},
+            "output": {"local_baseline": False},
+        }
+    )
+    result = run(sc)
+    assert result["payment_error_rel_max"] < 1e-6
+    K, T1 = 5, 400
+    # K T1 + K (losses at w*) + K runs of (K - 1) (T1 + 1) messages, each direction.
+    assert result["communication"]["messages_up"] == K * T1 + K + K * (K - 1) * (T1 + 1)
