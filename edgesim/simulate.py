@@ -127,7 +127,7 @@ class Simulation:
                 outcome, counters = run_in_memory(gen, side, participants.size)
             else:
                 net = Network(sc.network, self.data.n_k, network_seed(sc.seed))
-                server = NetworkServer(net, side, participants, progress=self.progress)
+                server = NetworkServer(net, side, participants)
                 outcome = server.run(gen)
                 counters = server.counters
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server)
@@ -392,6 +392,7 @@ def _network_summary(server: NetworkServer) -> dict:
         "cut": totals["cut"],
         "secagg_messages": totals["secagg_messages"],
         "secagg_bytes": totals["secagg_bytes"],
+        "secagg_aborted": server.secure.aborted,  # rounds whose aggregate was lost
     }
 
 

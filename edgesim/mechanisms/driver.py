@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edgesim import progress
 from edgesim.agents import Population
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model
@@ -174,6 +175,7 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
             counters.transmissions_up += m
             counters.bytes_down += m * agent_side.download_bytes(step)
             counters.bytes_up += int(agent_side.upload_bytes(step, agents).sum())
+            progress.update(phase=step.phase, round=counters.rounds[step.phase])
         return agent_side.answer(step, agents)
 
     outcome = drive(mechanism_gen, answer)

@@ -43,6 +43,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
+from edgesim import progress
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather
 from edgesim.network import NS_PER_S
@@ -105,7 +106,7 @@ class NetworkServer:
     the mechanism's agents (0..m-1) the device (scenario agent id) it runs on.
     """
 
-    def __init__(self, net, agent_side: AgentSide, devices: np.ndarray, progress=None):
+    def __init__(self, net, agent_side: AgentSide, devices: np.ndarray):
         self.net = net
         self.cfg = net.cfg
         self.side = agent_side
@@ -114,7 +115,6 @@ class NetworkServer:
         self.env = simpy.Environment()
         self.counters = Counters()
         self.trace = Trace(self.m)
-        self.progress = progress
         self.events = self.cfg.fidelity == "events"
         self.deadline_ns = (
             int(round(self.cfg.deadline_s * NS_PER_S))
@@ -383,8 +383,7 @@ class NetworkServer:
             up = self.side.upload_bytes(step, agents)
             replied = yield from self.exchange(agents, down, up, step.phase, step.problem)
             replies = self.side.answer(step, replied)
-        if self.progress is not None:
-            self.progress(step.phase, self.counters.rounds.get(step.phase, 0))
+        progress.update(phase=step.phase, round=self.counters.rounds.get(step.phase, 0))
         if replied.size < agents.size:
             replies.missing = agents[~np.isin(agents, replied)]
         return replies
