@@ -1,3 +1,232 @@
-"""edgesim: faithful federated learning mechanisms on a simulated wireless edge network."""
+"""edgesim: faithful federated learning mechanisms on a simulated wireless edge network.
+
+The Python API (the same machinery as the ``edgesim`` command)::
+
+    import edgesim
+
+    sc = edgesim.load_scenario("scenarios/quickstart.toml", overrides={"agents.count": 20})
+    res = edgesim.run(sc)                      # a RunResult
+    res["model"]["global_loss"], res.to_json() # the JSON of ``edgesim run --json``
+
+    out = edgesim.sweep("scenarios/comm-vs-k.toml", "runs/comm", workers=2)
+    rows = out.table()                         # one dict per run, dotted columns
+
+    edgesim.register_strategy("free-rider", lambda cfg: MyStrategy(cfg.gamma))
+    edgesim.register_mechanism("my-mech", my_mechanism)
+
+Heavy modules are imported on first use, so ``import edgesim`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "RunResult",
+    "SweepResult",
+    "__version__",
+    "load_scenario",
+    "load_sweep",
+    "register_mechanism",
+    "register_strategy",
+    "run",
+    "sweep",
+]
+
+
+def load_scenario(
+    path_or_dict: str | Path | dict | None = None,
+    overrides: dict | list[str] | None = None,
+    seed: int | None = None,
+):
+    """Load and validate a scenario; returns an ``edgesim.scenario.Scenario`` (frozen).
+
+    ``path_or_dict``: a TOML file, a shipped scenario's name (``"quickstart"``),
+    a dict shaped like the TOML, or None (the built-in quick start).
+    ``overrides``: ``{"agents.count": 20}`` or ``["agents.count=20"]`` (as
+    ``--set``); ``seed`` replaces the seed. A ``[sweep]`` table is not
+    expanded (see :func:`load_sweep`). Raises ``edgesim.errors.ScenarioErrors``
+    listing every problem.
+    """
+    from edgesim import scenario
+
+    return scenario.load(path_or_dict, overrides or (), seed)
+
+
+def load_sweep(path_or_dict, overrides: dict | list[str] | None = None):
+    """Expand a scenario's ``[sweep]`` into validated runs; returns an ``edgesim.scenario.SweepPlan``."""
+    from edgesim import scenario
+
+    return scenario.load_sweep(path_or_dict, overrides or ())
+
+
+class RunResult:
+    """The result of one run: the output-contract dict of ``edgesim run --json``.
+
+    Index it like the dict (``res["payments"]``); :meth:`to_dict` returns the
+    dict itself and :meth:`to_json` the byte-stable JSON text.
+    """
+
+    def __init__(self, data: dict):
+        self.data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def keys(self):
+        """Return the top-level field names."""
+        return self.data.keys()
+
+    def to_dict(self) -> dict:
+        """Return the result as plain data (the dict itself, not a copy)."""
+        return self.data
+
+    def to_json(self) -> str:
+        """Return the JSON text ``edgesim run --json`` writes (byte-identical for a seed)."""
+        from edgesim.simulate import to_json
+
+        return to_json(self.data)
+
+    def __repr__(self) -> str:
+        d = self.data
+        return (
+            f"RunResult(name={d.get('name')!r}, mechanism={d.get('mechanism')!r}, K={d.get('K')})"
+        )
+
+
+def run(scenario, overrides: dict | list[str] | None = None) -> RunResult:
+    """Run one scenario (a Scenario, a path, a shipped name or a dict); returns a :class:`RunResult`.
+
+    A path or dict is loaded first with :func:`load_scenario` and ``overrides``.
+    """
+    from edgesim import simulate
+    from edgesim.scenario import Scenario, ensure_registered
+
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, overrides)
+    elif overrides:
+        raise TypeError("overrides apply when loading: pass a path or a dict, not a Scenario")
+    ensure_registered(scenario)
+    return RunResult(simulate.run(scenario))
+
+
+class SweepResult:
+    """What :func:`sweep` did and found.
+
+    ``summary``: an ``edgesim.sweep.SweepSummary`` (counts, ``interrupted``);
+    ``records``: the newest record of every run (read back from ``out_dir``,
+    or kept in memory when there is none), ordered by run index; ``plan``: the runs.
+    """
+
+    def __init__(self, plan, summary, records: list[dict]):
+        self.plan = plan
+        self.summary = summary
+        self.records = records
+
+    @property
+    def ok(self) -> list[dict]:
+        """Return the records of successful runs."""
+        return [r for r in self.records if r.get("status") == "ok"]
+
+    @property
+    def failed(self) -> list[dict]:
+        """Return the records of failed runs."""
+        return [r for r in self.records if r.get("status") != "ok"]
+
+    def table(self, per_agent: bool = False) -> list[dict]:
+        """Return tidy rows: one dict per run (or per agent); see ``edgesim.sweep.table``."""
+        from edgesim.sweep import table
+
+        return table(self.records, per_agent)
+
+    def __repr__(self) -> str:
+        return f"SweepResult({len(self.ok)} ok, {len(self.failed)} failed of {self.summary.total})"
+
+
+def _sweep_api(
+    scenario,
+    out_dir: str | Path | None = None,
+    *,
+    overrides: dict | list[str] | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    executor=None,
+    retry_failed: bool = False,
+    progress: bool = False,
+) -> SweepResult:
+    """Run every run of a scenario's ``[sweep]``; returns a :class:`SweepResult`.
+
+    Called as ``edgesim.sweep(scenario, out_dir, ...)`` (the module
+    ``edgesim.sweep`` is callable and forwards here).
+
+    ``scenario``: a path, shipped name, dict or ``SweepPlan``. ``out_dir``:
+    the sweep folder (``results.jsonl`` and ``manifest.json``; resumes what
+    is recorded there), or None to keep the records in memory only.
+    ``workers`` (local processes; 0 = this process), ``scheduler`` (a Dask
+    address) or ``executor`` (any ``concurrent.futures.Executor`` you own).
+    ``progress``: draw a progress bar on a terminal. Ctrl-C stops cleanly
+    (``result.summary.interrupted``).
+    """
+    from edgesim import scenario as scn
+    from edgesim import sweep as sw
+    from edgesim.progress import Bar
+
+    plan = scenario if isinstance(scenario, scn.SweepPlan) else load_sweep(scenario, overrides)
+    bar = Bar(len(plan.runs), "sweep", enabled=None if progress else False)
+    info = {"scenario": str(plan.path) if plan.path else None, "overrides": overrides}
+    if isinstance(overrides, dict):
+        info["overrides"] = [f"{k}={v!r}" for k, v in overrides.items()]
+    with bar:
+        summary = sw.run_sweep(
+            plan,
+            out_dir,
+            workers=workers,
+            scheduler=scheduler,
+            executor=executor,
+            bar=bar,
+            retry_failed=retry_failed,
+            keep=out_dir is None,
+            manifest=info,
+        )
+    records = sw.load_records(out_dir) if out_dir is not None else sw.latest(summary.records)
+    return SweepResult(plan, summary, records)
+
+
+def register_strategy(name: str, factory) -> None:
+    """Register a strategy: ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then take ``kind = name``.
+
+    Same registry as the built-in strategies (``edgesim.agents``); returns nothing.
+    """
+    from edgesim.agents import register_strategy as _register
+
+    _register(name, factory)
+
+
+def register_mechanism(name: str, mechanism) -> None:
+    """Register a mechanism generator ``mechanism(ctx: ServerContext)``; scenarios then take ``mechanism.kind = name``.
+
+    Same registry as the built-in mechanisms (``edgesim.mechanisms``); returns nothing.
+    """
+    from edgesim.mechanisms import register_mechanism as _register
+
+    _register(name, mechanism)
+
+
+# Custom link, availability and compute models register here too once the network lands.
+
+
+def __getattr__(name: str):
+    # ``edgesim.sweep`` is the module edgesim/sweep.py, made callable: calling it is the API
+    # function above (a package attribute named like a submodule would be replaced by the
+    # module as soon as it is imported, so the two are one object).
+    if name == "sweep":
+        import importlib
+
+        return importlib.import_module("edgesim.sweep")
+    raise AttributeError(f"module 'edgesim' has no attribute {name!r}")

@@ -1,6 +1,7 @@
-"""Command line: ``edgesim run`` and ``edgesim validate``.
+"""Command line: ``edgesim run | sweep | validate | scenarios | results | plot``.
 
-Exit codes: 0 success, 1 a run failed, 2 bad input (one line per problem, naming the key).
+Exit codes: 0 success, 1 a run failed, 2 bad input (one line per problem, naming the key),
+130 interrupted (a sweep keeps every finished run; rerun the same command to resume).
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _bar(args, label: str, total: int | None = None):
+    """Return a progress bar on stderr: drawn only on a terminal and without ``--quiet``."""
+    from edgesim.progress import Bar
+
+    return Bar(total=total, label=label, enabled=False if args.quiet else None)
 
 
 def summary(result: dict) -> str:
@@ -113,17 +121,27 @@ def cmd_run(args) -> int:
     from edgesim.simulate import run, to_json
 
     try:
+        prep = scn.prepare(args.scenario, args.set or [], args.seed)
         sc = scn.load(args.scenario, args.set or [], args.seed)
     except ScenarioErrors as errs:
         return _fail_input(errs.errors)
     except ScenarioError as err:
         return _fail_input([err])
+    if prep.sweep is not None and not args.quiet:
+        print(
+            "edgesim: note: the [sweep] table is not used by `run` (this is the scenario without"
+            " it); run the sweep with `edgesim sweep`",
+            file=sys.stderr,
+        )
     if args.json:
         problem = _check_output(args.json)
         if problem:
             return _fail_input([problem])
+    from edgesim import progress
+
     try:
-        result = run(sc)
+        with progress.active(_bar(args, sc.name or "run")):
+            result = run(sc)
         text = to_json(result)
     except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
         return _fail_input(errs.errors)
@@ -147,20 +165,194 @@ def cmd_run(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    """``edgesim validate``: check scenario files; exit 2 listing every error of every file."""
+    """``edgesim validate``: check scenario files, every run of a sweep; exit 2 listing every error."""
     from edgesim import scenario as scn
 
     status = 0
     for path in args.scenarios:
         try:
-            scn.load(path, args.set or [])
+            plan = scn.load_sweep(path, args.set or [])
         except ScenarioErrors as errs:
             status = 2
             for e in errs.errors:
                 print(f"{path}: {_one_line(e)}", file=sys.stderr)
+        except ScenarioError as err:
+            status = 2
+            print(f"{path}: {_one_line(err)}", file=sys.stderr)
         else:
-            print(f"{path}: ok")
+            runs = f" ({len(plan.runs)} runs)" if plan.axes else ""
+            print(f"{path}: ok{runs}")
     return status
+
+
+def cmd_sweep(args) -> int:
+    """``edgesim sweep``: run every run of a scenario's ``[sweep]``, appending to DIR/results.jsonl."""
+    from edgesim import scenario as scn
+    from edgesim import sweep
+
+    try:
+        plan = scn.load_sweep(args.scenario, args.set or [])
+    except ScenarioErrors as errs:
+        return _fail_input(errs.errors)
+    except ScenarioError as err:
+        return _fail_input([err])
+    info = {
+        "scenario": str(plan.path) if plan.path else None,
+        "overrides": list(args.set or []),
+    }
+    bar = _bar(args, "sweep", len(plan.runs))
+
+    def report(rec: dict) -> None:
+        if rec["status"] != "ok":
+            values = ", ".join(f"{k}={v}" for k, v in rec["values"].items())
+            where = f" ({values})" if values else ""
+            if bar.enabled:
+                sys.stderr.write("\r\033[K")
+            print(
+                f"edgesim: run {rec['index']}{where} failed: {_one_line(rec['error'])}",
+                file=sys.stderr,
+            )
+            if args.debug and rec.get("traceback"):
+                print(rec["traceback"], file=sys.stderr)
+
+    try:
+        with bar:
+            summary = sweep.run_sweep(
+                plan,
+                args.output,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                bar=bar,
+                retry_failed=args.retry_failed,
+                manifest=info,
+                on_record=report,
+            )
+    except ScenarioError as err:  # the folder is in use, the scheduler cannot be reached
+        return _fail_input([err])
+    except OSError as err:
+        return _fail_input([ScenarioError("-o", f"cannot write {args.output}: {err}")])
+    recorded = sweep.load_records(args.output)
+    failed = [r for r in recorded if r.get("status") != "ok"]
+    results = Path(args.output) / sweep.RESULTS
+    if summary.repaired_bytes:
+        print(
+            f"edgesim: note: cut a partial last line ({summary.repaired_bytes} bytes) from {results}",
+            file=sys.stderr,
+        )
+    if not args.quiet:
+        parts = [f"{summary.ok} ok", f"{summary.failed} failed"]
+        if summary.skipped:
+            parts.append(f"{summary.skipped} already recorded")
+        if summary.duplicates:
+            parts.append(f"{summary.duplicates} duplicates of other runs")
+        print(f"sweep: {summary.total} runs: {', '.join(parts)}; results in {results}")
+    if summary.interrupted:
+        print(
+            f"edgesim: interrupted: {summary.remaining} runs left; rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    if failed:
+        if len(failed) > summary.failed:
+            print(
+                f"edgesim: {len(failed)} runs are recorded as failed (rerun with --retry-failed)",
+                file=sys.stderr,
+            )
+        return 1
+    return 0
+
+
+def _records(folder: str):
+    """Return the newest record per run of a sweep folder; ScenarioError if there is none."""
+    from edgesim import sweep
+
+    p = Path(folder)
+    if not p.is_dir():
+        raise ScenarioError("results", f"{p} is not a folder (give the sweep's -o folder)")
+    if not (p / sweep.RESULTS).exists():
+        raise ScenarioError("results", f"no {sweep.RESULTS} in {p}: run `edgesim sweep` first")
+    return sweep.load_records(p)
+
+
+def cmd_results(args) -> int:
+    """``edgesim results``: flatten a sweep's records into a tidy CSV and/or Parquet table."""
+    from edgesim import sweep
+
+    try:
+        rows = sweep.table(_records(args.folder), per_agent=args.per_agent)
+        for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
+            if path and path != "-":
+                problem = _check_output(path)
+                if problem:
+                    problem.key = opt
+                    problem.args = (f"{opt}: {problem.message}",)
+                    return _fail_input([problem])
+        if args.parquet:
+            sweep.write_parquet(args.parquet, rows)
+        if args.csv and args.csv != "-":
+            sweep.write_csv(args.csv, rows)
+    except ScenarioError as err:
+        return _fail_input([err])
+    if args.csv == "-" or not (args.csv or args.parquet):
+        import csv
+
+        cols = sweep.columns_of(rows)
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(cols)
+        for row in rows:
+            w.writerow([sweep._csv_text(row.get(c)) for c in cols])
+    elif not args.quiet:
+        written = " and ".join(p for p in (args.csv, args.parquet) if p)
+        print(f"{len(rows)} rows written to {written}")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    """``edgesim plot``: mean and spread over seeds of one column against another, as a PNG."""
+    from edgesim import scenario as scn
+    from edgesim import sweep
+
+    try:
+        problem = _check_output(args.output)
+        if problem:
+            problem.key = "-o"
+            problem.args = (f"-o: {problem.message}",)
+            return _fail_input([problem])
+        records = _records(args.folder)
+        where = {}
+        for item in args.where or []:
+            key, value = scn.parse_override(item)
+            where[key] = value
+        swept = list(dict.fromkeys(k for r in records for k in (r.get("values") or {})))
+        fig = sweep.plot(
+            sweep.table(records, per_agent=args.per_agent),
+            args.x,
+            args.y,
+            hue=args.hue,
+            logx=args.logx,
+            logy=args.logy,
+            spread=args.spread,
+            where=where,
+            swept=swept,
+        )
+        sweep.save_figure(fig, args.output)
+    except ScenarioError as err:
+        return _fail_input([err])
+    if not args.quiet:
+        print(f"figure written to {args.output}")
+    return 0
+
+
+def cmd_scenarios(args) -> int:
+    """``edgesim scenarios``: list the shipped scenarios, one line each."""
+    from edgesim import scenario as scn
+
+    shipped = scn.shipped_scenarios()
+    width = max(len(n) for n in shipped)
+    for name, path in shipped.items():
+        line = f"{name:<{width}}  {scn.describe(path)}"
+        print(f"{line}  [{path}]" if args.paths else line)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,10 +367,61 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="print nothing")
     r.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
     r.set_defaults(func=cmd_run)
-    v = sub.add_parser("validate", help="check scenario files")
+    v = sub.add_parser("validate", help="check scenario files (every run of a sweep)")
     v.add_argument("scenarios", nargs="+")
     v.add_argument("--set", action="append", metavar="KEY=VALUE")
     v.set_defaults(func=cmd_validate)
+    s = sub.add_parser(
+        "sweep",
+        help="run a scenario's [sweep] into a folder (resumes)",
+        description="Run every run of the scenario's [sweep] table, appending one JSON line per"
+        " finished run to DIR/results.jsonl. Rerunning the same command resumes.",
+    )
+    s.add_argument("scenario", help="scenario TOML file (or a shipped scenario's name)")
+    s.add_argument("-o", "--output", required=True, metavar="DIR", help="the sweep's folder")
+    s.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local worker processes (default: CPU count; 0: this process)",
+    )
+    s.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a Dask scheduler, e.g. tcp://host:8786 (extra [dask])",
+    )
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    s.add_argument(
+        "--retry-failed", action="store_true", help="run again the runs recorded as failed"
+    )
+    s.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    s.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
+    s.set_defaults(func=cmd_sweep)
+    res = sub.add_parser("results", help="flatten a sweep's records into a tidy table")
+    res.add_argument("folder", metavar="DIR", help="the sweep's folder")
+    res.add_argument("--csv", metavar="OUT", help="write CSV here ('-': stdout, the default)")
+    res.add_argument("--parquet", metavar="OUT", help="write Parquet here (needs pyarrow)")
+    res.add_argument("--per-agent", action="store_true", help="one row per agent, not per run")
+    res.add_argument("--quiet", action="store_true", help="print nothing")
+    res.set_defaults(func=cmd_results)
+    pl = sub.add_parser("plot", help="plot a sweep: mean and spread over seeds")
+    pl.add_argument("folder", metavar="DIR", help="the sweep's folder")
+    pl.add_argument("--x", required=True, metavar="KEY", help="column on the x axis")
+    pl.add_argument("--y", required=True, metavar="KEY", help="column on the y axis")
+    pl.add_argument("--hue", metavar="KEY", help="one line per value of this column")
+    pl.add_argument("--where", action="append", metavar="KEY=VALUE", help="keep matching runs")
+    pl.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    pl.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    pl.add_argument(
+        "--spread", choices=("std", "minmax", "none"), default="std", help="band around the mean"
+    )
+    pl.add_argument("--per-agent", action="store_true", help="plot agent columns (agent.*)")
+    pl.add_argument("-o", "--output", required=True, metavar="FIG.png", help="the figure file")
+    pl.add_argument("--quiet", action="store_true", help="print nothing")
+    pl.set_defaults(func=cmd_plot)
+    sc = sub.add_parser("scenarios", help="list the shipped scenarios")
+    sc.add_argument("--paths", action="store_true", help="show each file's path")
+    sc.set_defaults(func=cmd_scenarios)
     return parser
 
 

@@ -9,10 +9,15 @@ one pass with its dotted key and, where it can be found, its line.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
+import hashlib
 import importlib
+import itertools
+import json
 import math
+import os
 import re
 import tomllib
 import types
@@ -26,7 +31,8 @@ from edgesim.config import option, section
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms import MECHANISMS
-from edgesim.mechanisms.base import MechanismConfig
+from edgesim.mechanisms.base import MechanismConfig, register_mechanism
+from edgesim.network.config import NetworkConfig
 
 
 @dataclass(frozen=True)
@@ -53,15 +59,6 @@ class AgentsConfig:
         "equal", "weights p_k: 'equal' (1/K) or 'samples' (n_k/n)", choices=("equal", "samples")
     )
     strategy: list = option([], "[[agents.strategy]] tables: agent, kind, gamma, noise_std")
-
-
-@dataclass(frozen=True)
-class NetworkConfig:
-    """The ``[network]`` table (the in-memory driver only, until the network lands)."""
-
-    fidelity: str = option(
-        "none", "'none': the in-memory driver (no simulated time)", choices=("none",)
-    )
 
 
 @dataclass(frozen=True)
@@ -120,6 +117,9 @@ _TYPE_NAMES = {
     list: "a list",
     dict: "a table",
 }
+#: The names registered by edgesim itself (the README lists these, not later registrations).
+BUILTIN_MECHANISMS = tuple(sorted(MECHANISMS))
+BUILTIN_STRATEGIES = tuple(sorted(STRATEGIES))
 #: Built-in strategy kinds and the extra keys each one uses.
 _STRATEGY_PARAMS = {"truthful": (), "amplify": ("gamma",), "noisy": ("noise_std",), "opt-out": ()}
 
@@ -298,6 +298,29 @@ def resolve_object(spec: str, key: str):
         raise ScenarioError(key, f"cannot import {spec!r} ({detail})") from None
 
 
+def _callable(spec: str, key: str):
+    """Import ``spec`` (``"module:Name"``) and return it; ScenarioError unless it is callable."""
+    obj = resolve_object(spec, key)
+    if not callable(obj):
+        raise ScenarioError(key, f"{spec!r} is {type(obj).__name__}, not a class or function")
+    return obj
+
+
+def ensure_registered(sc: Scenario) -> None:
+    """Register the ``"module:Name"`` strategy and mechanism kinds ``sc`` uses, in this process.
+
+    Validation registers them where the scenario was loaded; a worker process
+    that receives an already-validated scenario (a Dask worker, say) calls
+    this before running it. Returns nothing; raises :class:`ScenarioError`
+    when an import fails there.
+    """
+    for i, s in enumerate(sc.agents.strategy):
+        if s.kind not in STRATEGIES and ":" in s.kind:
+            STRATEGIES[s.kind] = _callable(s.kind, f"agents.strategy[{i}].kind")
+    if sc.mechanism.kind not in MECHANISMS and ":" in sc.mechanism.kind:
+        register_mechanism(sc.mechanism.kind, _callable(sc.mechanism.kind, "mechanism.kind"))
+
+
 def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: False) -> None:
     """Append the errors of rules that span several keys.
 
@@ -317,7 +340,7 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
             continue
         if ":" in s.kind:
             try:
-                STRATEGIES[s.kind] = resolve_object(s.kind, f"{key}.kind")
+                STRATEGIES[s.kind] = _callable(s.kind, f"{key}.kind")
             except ScenarioError as err:
                 errors.append(err)
         else:
@@ -346,11 +369,20 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                 )
     m = sc.mechanism
     if not bad("mechanism.kind") and m.kind not in MECHANISMS:
-        allowed = ", ".join(repr(k) for k in sorted(MECHANISMS))
-        hint = _suggest(m.kind, MECHANISMS)
-        errors.append(
-            ScenarioError("mechanism.kind", f"unknown mechanism {m.kind!r}{hint}; use {allowed}")
-        )
+        if ":" in m.kind:
+            try:
+                register_mechanism(m.kind, _callable(m.kind, "mechanism.kind"))
+            except ScenarioError as err:
+                errors.append(err)
+        else:
+            allowed = ", ".join(repr(k) for k in sorted(MECHANISMS))
+            hint = _suggest(m.kind, MECHANISMS)
+            errors.append(
+                ScenarioError(
+                    "mechanism.kind",
+                    f"unknown mechanism {m.kind!r}{hint}; use {allowed} or 'module:function'",
+                )
+            )
     if not bad("mechanism.clusters", "agents.count"):
         if isinstance(m.clusters, int) and m.clusters > K:
             errors.append(
@@ -392,6 +424,8 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
             )
     if not bad("data", "agents.count"):
         errors.extend(sc.data.cross_check(K))
+    if not bad("network", "agents.count"):
+        errors.extend(sc.network.cross_check(K))
 
 
 # ---------------------------------------------------------------------------- key paths
@@ -535,37 +569,106 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key, parsed
 
 
-def from_dict(
-    raw: dict, text: str = "", origins: dict[str, str] | None = None, source: str = ""
-) -> Scenario:
-    """Validate plain data into a :class:`Scenario`; raises ScenarioErrors with every problem.
+@dataclass
+class Layer:
+    """One TOML file of a scenario: its path, text and own keys (``include`` removed).
 
-    ``text``: the TOML it came from, to give each error its line (sorted by
-    line). ``origins``: dotted keys set elsewhere (``{"seed": "--seed"}``),
-    whose errors name that origin instead of a line.
+    ``label`` is how errors name the file: ``""`` for the scenario itself,
+    ``"base.toml "`` (relative to the scenario's folder) for an included one.
     """
+
+    path: Path | None
+    text: str
+    raw: dict
+    label: str = ""
+
+
+def _depth(raw, parts) -> int:
+    """How many leading parts of a key path ``raw`` holds (0: none)."""
+    node, depth = raw, 0
+    for name, idx in parts:
+        if not isinstance(node, dict) or name not in node:
+            break
+        node = node[name]
+        if idx is not None:
+            if not isinstance(node, list) or idx >= len(node):
+                break
+            node = node[idx]
+        depth += 1
+    return depth
+
+
+def _locate(layers: list[Layer], key: str) -> tuple[Layer | None, int | None]:
+    """Return the file a key's value came from and its line there (best effort).
+
+    The file holding the longest part of the key path wins; on a tie the
+    later (overriding) file. Returns ``(None, None)`` when no file names it.
+    """
+    parts = _components(key)
+    if not layers or parts is None:
+        return None, None
+    best, best_depth = None, 0
+    for layer in layers:
+        d = _depth(layer.raw, parts)
+        if d >= best_depth and d > 0:
+            best, best_depth = layer, d
+    if best is None:
+        return None, None
+    return best, (_line_of(best.text, key) if best.text else None)
+
+
+def _format_errors(
+    errors: list[ScenarioError], layers: list[Layer], origins: dict[str, str]
+) -> list[ScenarioError]:
+    """Give each error its origin or file line, one-line text, and sort them by file and line."""
+    rank = {id(layer): i for i, layer in enumerate(reversed(layers))}  # the scenario file first
+    keyed = []
+    for i, e in enumerate(errors):
+        where = next((o for k, o in origins.items() if _under(e.key, k)), None)
+        layer, line = (None, None) if where else _locate(layers, e.key)
+        e.line = line
+        e.file = layer.path if layer is not None and line is not None else None
+        e.message = " ".join(str(e.message).split())
+        if where:
+            e.args = (f"{e.key} (from {where}): {e.message}",)
+        elif line is not None:
+            e.args = (f"{e.key} ({layer.label}line {line}): {e.message}",)
+        else:
+            e.args = (f"{e.key}: {e.message}",)
+        keyed.append(((line is None, rank.get(id(layer), 0), line or 0, i), e))
+    return [e for _, e in sorted(keyed, key=lambda t: t[0])]
+
+
+def _validate(
+    raw: dict, layers: list[Layer], origins: dict[str, str]
+) -> tuple[Scenario, list[ScenarioError]]:
+    """Build a Scenario from ``raw``; returns it and the formatted errors (empty when valid)."""
     errors: list[ScenarioError] = []
     sc = _build(Scenario, raw, "", errors)
     keys = [e.key for e in errors]
     _cross_check(sc, errors, lambda *ks: any(_under(k, e) for k in ks for e in keys))
+    return sc, (_format_errors(errors, layers, origins) if errors else [])
+
+
+def from_dict(
+    raw: dict,
+    text: str = "",
+    origins: dict[str, str] | None = None,
+    source: str = "",
+    layers: list[Layer] | None = None,
+) -> Scenario:
+    """Validate plain data into a :class:`Scenario`; raises ScenarioErrors with every problem.
+
+    ``text``: the TOML it came from, to give each error its line (sorted by
+    line); or ``layers``, the files it was merged from (see ``include``).
+    ``origins``: dotted keys set elsewhere (``{"seed": "--seed"}``), whose
+    errors name that origin instead of a line.
+    """
+    if layers is None:
+        layers = [Layer(None, text, raw, source)] if text else []
+    sc, errors = _validate(raw, layers, origins or {})
     if errors:
-        origins = origins or {}
-        for e in errors:
-            where = next((o for k, o in origins.items() if _under(e.key, k)), None)
-            line = None if where or not text else _line_of(text, e.key)
-            e.line = line
-            e.message = " ".join(str(e.message).split())
-            if where:
-                e.args = (f"{e.key} (from {where}): {e.message}",)
-            elif line is not None:
-                e.args = (f"{e.key} ({source}line {line}): {e.message}",)
-            else:
-                e.args = (f"{e.key}: {e.message}",)
-        order = sorted(
-            range(len(errors)),
-            key=lambda i: (errors[i].line is None, errors[i].line or 0, i),
-        )
-        raise ScenarioErrors([errors[i] for i in order])
+        raise ScenarioErrors(errors)
     return sc
 
 
@@ -575,57 +678,572 @@ def _no_line(err: ScenarioError) -> ScenarioError:
     return err
 
 
-def load(path: str | Path | None, overrides: list[str] = (), seed: int | None = None) -> Scenario:
-    """Load and validate a scenario file (``None``: the built-in quick start).
+# ---------------------------------------------------------------------------- files and include
 
-    Applies ``--set`` overrides and ``--seed``; raises :class:`ScenarioErrors`
-    listing every problem found.
+#: The scenario ``edgesim run`` runs without a file.
+QUICKSTART = Path(__file__).parent / "quickstart.toml"
+
+
+def shipped_scenarios() -> dict[str, Path]:
+    """Return the shipped scenarios, ``{name: path}``, sorted by name.
+
+    They live in the ``scenarios/`` folder of the source tree, found next to
+    the installed package (an editable install: ``pip install -e .``). The
+    built-in quick start (package data) is always there as ``quickstart``.
+    """
+    found = {"quickstart": QUICKSTART}
+    folder = Path(__file__).resolve().parent.parent / "scenarios"
+    if folder.is_dir():
+        found.update({p.stem: p for p in folder.glob("*.toml")})
+    return dict(sorted(found.items()))
+
+
+def describe(path: Path, width: int = 110) -> str:
+    """Return the first paragraph of a scenario's header comment, cut to ``width`` characters.
+
+    Returns ``""`` when the file has no header comment or cannot be read.
+    """
+    words: list[str] = []
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            s = line.strip()
+            if not s.startswith("#"):
+                break
+            s = s.lstrip("#").strip()
+            if not s:
+                if words:
+                    break
+                continue
+            words.extend(s.split())
+    except (OSError, UnicodeDecodeError):
+        return ""
+    text = " ".join(words)
+    if len(text) > width:
+        text = text[: width - 3].rsplit(" ", 1)[0] + "..."
+    return text
+
+
+def resolve_path(path: str | Path | None) -> Path:
+    """Return the file a scenario argument names: a path, or a shipped scenario's name.
+
+    ``None`` is the built-in quick start. A path that does not exist but is
+    the name of a shipped scenario (``paper-fig1``) names that one; otherwise
+    the path is returned as given (and loading reports it missing).
     """
     if path is None:
-        p = Path(__file__).parent / "quickstart.toml"
-        source = "quickstart.toml "
-    else:
-        p = Path(path)
-        source = ""
-        if not p.exists():
-            raise ScenarioErrors([_no_line(ScenarioError("scenario", f"file not found: {p}"))])
-        if not p.is_file():
-            raise ScenarioErrors([_no_line(ScenarioError("scenario", f"{p} is not a file"))])
+        return QUICKSTART
+    p = Path(path)
+    if not p.exists() and p.parent == Path(".") and p.suffix in ("", ".toml"):
+        shipped = shipped_scenarios()
+        if p.stem in shipped:
+            return shipped[p.stem]
+    return p
+
+
+def _read_toml(p: Path) -> tuple[str, dict]:
+    """Read and parse one TOML file; raises ScenarioError (key ``scenario``, line if known)."""
+    if not p.exists():
+        raise _no_line(ScenarioError("scenario", f"file not found: {p}"))
+    if not p.is_file():
+        raise _no_line(ScenarioError("scenario", f"{p} is not a file"))
     try:
         text = p.read_bytes().decode("utf-8")
     except OSError as err:
-        raise ScenarioErrors(
-            [_no_line(ScenarioError("scenario", f"cannot read {p}: {err.strerror}"))]
-        ) from None
+        raise _no_line(ScenarioError("scenario", f"cannot read {p}: {err.strerror}")) from None
     except UnicodeDecodeError as err:
-        raise ScenarioErrors(
-            [_no_line(ScenarioError("scenario", f"{p} is not UTF-8 text (byte {err.start})"))]
+        raise _no_line(
+            ScenarioError("scenario", f"{p} is not UTF-8 text (byte {err.start})")
         ) from None
     try:
-        raw = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         msg = " ".join(str(err).split())
         bad = ScenarioError("scenario", f"invalid TOML in {p}: {msg}")
         at = re.search(r"at line (\d+)", msg)
         bad.line = int(at.group(1)) if at else None
-        raise ScenarioErrors([bad]) from None
-    errors = []
-    origins: dict[str, str] = {}
-    for item in overrides:
+        raise bad from None
+
+
+def _include_layers(
+    text: str, raw: dict, here: Path | None, label: str, chain: tuple[Path, ...], top: Path
+) -> tuple[list[Layer], list[ScenarioError]]:
+    """Resolve ``include`` in one file's ``raw`` (removed from it), depth first.
+
+    Returns the layers in merge order (included files first, this file last)
+    and the errors found (missing files, cycles, bad TOML), each naming the
+    including file's line.
+    """
+    errors: list[ScenarioError] = []
+    layers: list[Layer] = []
+    names = raw.pop("include", None)
+    if names is not None:
+        where = _line_of(text, "include")
+        spot = f"{label}line {where}" if where else label.strip()
+
+        def bad(message: str) -> None:
+            err = ScenarioError("include", message)
+            err.line = where
+            err.args = (f"include ({spot}): {message}" if spot else f"include: {message}",)
+            errors.append(err)
+
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            bad(f"expected a file name or a list of file names, got {_show(names)}")
+            names = []
+        base = here.parent if here is not None else Path.cwd()
+        for name in names:
+            q = (base / name).resolve()
+            if q in chain:
+                cycle = " -> ".join(_rel(c, top) for c in (*chain[chain.index(q) :], q))
+                bad(f"include cycle: {cycle}")
+                continue
+            try:
+                sub_text, sub_raw = _read_toml(q)
+            except ScenarioError as err:
+                bad(f"{name}: {err.message}" + (f" (line {err.line})" if err.line else ""))
+                continue
+            sub, sub_errors = _include_layers(
+                sub_text, sub_raw, q, f"{_rel(q, top)} ", (*chain, q), top
+            )
+            layers.extend(sub)
+            errors.extend(sub_errors)
+    layers.append(Layer(here, text, raw, label))
+    return layers, errors
+
+
+def _rel(p: Path, top: Path) -> str:
+    """Return ``p`` relative to the folder of the scenario file ``top`` when possible."""
+    try:
+        return os.path.relpath(p, top.parent)
+    except ValueError:
+        return str(p)
+
+
+def merge(base: dict, over: dict) -> dict:
+    """Return ``base`` updated key by key with ``over`` (both left unchanged).
+
+    A table in ``over`` overrides only the keys it names, recursively; any
+    other value, an array of tables included, replaces the base's value.
+    """
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@dataclass
+class Prepared:
+    """A scenario read and merged but not yet validated: what :func:`load` and sweeps share.
+
+    ``raw``: the merged keys with overrides applied, ``sweep`` removed;
+    ``sweep``: the ``[sweep]`` table (None when absent); ``layers``: the files;
+    ``origins``: keys set by ``--set``/``--seed``; ``sweep_overrides``:
+    ``--set sweep.KEY=...`` items, ``(key after "sweep.", value)``.
+    """
+
+    raw: dict
+    sweep: Any
+    layers: list[Layer]
+    origins: dict[str, str]
+    sweep_overrides: list[tuple[str, Any]]
+    path: Path | None = None
+
+
+def prepare(
+    source: str | Path | dict | None,
+    overrides: list[str] | dict | tuple = (),
+    seed: int | None = None,
+) -> Prepared:
+    """Read a scenario (a file, a shipped name, ``None`` or a dict), resolve ``include``, apply overrides.
+
+    ``overrides``: ``["a.b=value", ...]`` (values parsed as TOML) or a dict
+    ``{"a.b": value}``. Raises :class:`ScenarioErrors` for unreadable files,
+    include problems and malformed overrides; the keys are validated later.
+    """
+    if isinstance(source, dict):
+        raw = copy.deepcopy(source)
+        layers, errors = _include_layers("", raw, None, "", (), Path.cwd() / "scenario")
+        path = None
+    else:
+        path = resolve_path(source)
+        label = "quickstart.toml " if source is None else ""
         try:
-            key, value = parse_override(item)
-            set_dotted(raw, key, value)
+            text, raw = _read_toml(path)
+        except ScenarioError as err:
+            raise ScenarioErrors([err]) from None
+        top = path.resolve()
+        layers, errors = _include_layers(text, raw, path, label, (top,), path)
+    merged: dict = {}
+    for layer in layers:
+        merged = merge(merged, layer.raw)
+    if errors:
+        raise ScenarioErrors(errors)
+    sweep = merged.pop("sweep", None)
+    origins: dict[str, str] = {}
+    sweep_overrides: list[tuple[str, Any]] = []
+    items = list(overrides.items()) if isinstance(overrides, dict) else list(overrides)
+    for item in items:
+        try:
+            key, value = parse_override(item) if isinstance(item, str) else item
+            if key == "sweep" or key.startswith("sweep."):
+                sweep_overrides.append((key[len("sweep.") :], value))
+                continue
+            set_dotted(merged, key, value)
             origins[key] = "--set"
         except ScenarioError as err:
-            errors.append(err)
+            errors.append(_no_line(err))
     if seed is not None:
-        raw["seed"] = seed
+        merged["seed"] = seed
         origins["seed"] = "--seed"
     if errors:
-        for e in errors:
-            e.line = None
         raise ScenarioErrors(errors)
-    return from_dict(raw, text, origins, source)
+    return Prepared(merged, sweep, layers, origins, sweep_overrides, path)
+
+
+def load(
+    path: str | Path | dict | None,
+    overrides: list[str] | dict | tuple = (),
+    seed: int | None = None,
+) -> Scenario:
+    """Load and validate a scenario file (``None``: the built-in quick start; or a dict).
+
+    Resolves ``include``, applies ``--set`` overrides and ``--seed``; raises
+    :class:`ScenarioErrors` listing every problem found. A ``[sweep]`` table
+    is checked for its shape and otherwise ignored: this is the scenario
+    without the sweep (see :func:`load_sweep`).
+    """
+    prep = prepare(path, overrides, seed)
+    errors: list[ScenarioError] = []
+    if prep.sweep is not None or prep.sweep_overrides:
+        _, errors = _sweep_axes(prep)
+    sc, more = _validate(prep.raw, prep.layers, prep.origins)
+    if errors or more:
+        raise ScenarioErrors(errors + more)
+    return sc
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+#: The most runs one sweep may expand to.
+MAX_RUNS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of a sweep: ``keys`` varied together through ``points``.
+
+    A plain ``[sweep]`` key is an axis of one key; a ``[[sweep.zip]]`` table
+    is one axis of several keys. ``points[i]`` holds one value per key.
+    """
+
+    keys: tuple[str, ...]
+    points: tuple[tuple, ...]
+    zip: bool = False
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One run of a sweep: its position, the swept values and the validated scenario."""
+
+    index: int
+    values: dict
+    scenario: Scenario
+
+    @property
+    def run_id(self) -> str:
+        """Return the run's id: 16 hex digits of a SHA-256 of the resolved scenario (seed included)."""
+        return run_id(self.scenario)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A scenario's runs: the cartesian product of its axes (one run when it has no sweep).
+
+    ``path``: the scenario file (None for a dict); ``files``: ``(path, text)``
+    of it and of every file it includes, for the sweep's manifest.
+    """
+
+    axes: tuple[Axis, ...]
+    runs: tuple[SweepRun, ...]
+    path: Path | None = None
+    files: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def keys(self) -> list[str]:
+        """Return the swept keys in axis order."""
+        return [k for axis in self.axes for k in axis.keys]
+
+
+def run_id(sc: Scenario) -> str:
+    """Return 16 hex digits of the SHA-256 of ``sc``'s resolved keys (canonical JSON).
+
+    Two runs share an id exactly when every key, defaults and seed included,
+    is equal; sweeps resume by it.
+    """
+    text = json.dumps(sc.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _sweep_line(layers: list[Layer], target: str, zip_index: int | None = None):
+    """Return ``(label, line)`` of a sweep key (``"agents.count"``) in the files, or None."""
+    for layer in reversed(layers):
+        table, zips = "", 0
+        for i, line in enumerate(layer.text.splitlines(), 1):
+            s = line.strip()
+            head = _HEADER.match(s)
+            if head:
+                table = ".".join(_names(head.group(2)))
+                if head.group(1) and table == "sweep.zip":
+                    zips += 1
+                continue
+            m = _ASSIGN.match(s)
+            if not m:
+                continue
+            full = ".".join(x for x in (table, ".".join(_names(m.group(1)))) if x)
+            if zip_index is None:
+                if full == f"sweep.{target}" or (table == "" and full == target == "sweep"):
+                    return layer.label, i
+            elif table == "sweep.zip" and zips - 1 == zip_index and full == f"sweep.zip.{target}":
+                return layer.label, i
+    return None
+
+
+def _flatten_sweep(table: dict, prefix: str, out: dict, errors: list, where: str) -> None:
+    """Collect ``{dotted key: list of values}`` from a sweep table; nested tables join keys."""
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict):
+            _flatten_sweep(value, f"{key}.", out, errors, where)
+        elif isinstance(value, list):
+            out[key] = value
+        else:
+            errors.append(
+                ScenarioError(
+                    f"{where}{key}", f"expected a list of values, e.g. [1, 2], got {_show(value)}"
+                )
+            )
+
+
+def _canon(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
+    """Check the shape of the ``[sweep]`` table; returns its axes and the errors found."""
+    errors: list[ScenarioError] = []
+    table = prep.sweep if prep.sweep is not None else {}
+    if not isinstance(table, dict):
+        err = ScenarioError("sweep", f"expected a table of KEY = [values], got {_show(table)}")
+        errors.append(err)
+        table = {}
+    table = dict(table)
+    zips = table.pop("zip", [])
+    plain: dict[str, list] = {}
+    _flatten_sweep(table, "", plain, errors, "sweep.")
+    zip_over = {"zip": zips}
+    for key, value in prep.sweep_overrides:
+        try:
+            if key == "zip" or key.startswith(("zip.", "zip[")):
+                set_dotted(zip_over, key, value)
+            elif not key:
+                raise ScenarioError("sweep", "use --set sweep.KEY=[values]")
+            else:
+                plain.pop(key, None)
+                plain[key] = value if isinstance(value, list) else [value]
+        except ScenarioError as err:
+            errors.append(err)
+    zips = zip_over["zip"]
+    if isinstance(zips, dict):
+        zips = [zips]
+    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
+        errors.append(
+            ScenarioError("sweep.zip", f"expected [[sweep.zip]] tables, got {_show(zips)}")
+        )
+        zips = []
+    axes: list[Axis] = []
+    seen: dict[str, str] = {}
+
+    def claim(key: str, where: str) -> bool:
+        if key == "sweep" or key.startswith("sweep.") or key == "include":
+            errors.append(ScenarioError(where, f"{key!r} cannot be swept"))
+            return False
+        if key in seen:
+            errors.append(ScenarioError(where, f"{key} is swept twice (also {seen[key]})"))
+            return False
+        seen[key] = where
+        return True
+
+    for key, values in plain.items():
+        where = f"sweep.{key}"
+        if not claim(key, where):
+            continue
+        if not values:
+            errors.append(ScenarioError(where, "empty list: give at least one value"))
+            continue
+        dup = _duplicates(values)
+        if dup:
+            errors.append(ScenarioError(where, f"value {_show(dup)} is given twice"))
+            continue
+        axes.append(Axis((key,), tuple((v,) for v in values)))
+    for i, group in enumerate(zips):
+        flat: dict[str, list] = {}
+        _flatten_sweep(group, "", flat, errors, f"sweep.zip[{i}].")
+        if not flat:
+            errors.append(ScenarioError(f"sweep.zip[{i}]", "empty: give KEY = [values] pairs"))
+            continue
+        lengths = {len(v) for v in flat.values()}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{k} has {len(v)}" for k, v in flat.items())
+            errors.append(
+                ScenarioError(f"sweep.zip[{i}]", f"lists must have equal lengths: {sizes}")
+            )
+            continue
+        if lengths == {0}:
+            errors.append(ScenarioError(f"sweep.zip[{i}]", "empty lists: give values"))
+            continue
+        if not all(claim(k, f"sweep.zip[{i}].{k}") for k in list(flat)):
+            continue
+        points = tuple(zip(*flat.values(), strict=True))
+        dup = _duplicates([list(p) for p in points])
+        if dup:
+            errors.append(ScenarioError(f"sweep.zip[{i}]", f"point {_show(dup)} is given twice"))
+            continue
+        axes.append(Axis(tuple(flat), points, zip=True))
+    total = math.prod(len(a.points) for a in axes)
+    if total > MAX_RUNS:
+        errors.append(ScenarioError("sweep", f"{total} runs; at most {MAX_RUNS} per sweep"))
+    for e in errors:
+        _place_sweep_error(e, prep.layers)
+    return axes, errors
+
+
+def _duplicates(values: list):
+    seen = set()
+    for v in values:
+        c = _canon(v)
+        if c in seen:
+            return v
+        seen.add(c)
+    return None
+
+
+def _place_sweep_error(e: ScenarioError, layers: list[Layer]) -> None:
+    """Give a sweep-shape error its file line (when found) and one-line text."""
+    m = re.match(r"^sweep\.zip\[(\d+)\](?:\.(.*))?$", e.key)
+    if m:
+        hit = _sweep_line(layers, m.group(2) or "", int(m.group(1))) if m.group(2) else None
+        if hit is None:
+            hit = _zip_header_line(layers, int(m.group(1)))
+    else:
+        hit = _sweep_line(layers, e.key[len("sweep.") :]) if e.key.startswith("sweep.") else None
+    e.message = " ".join(str(e.message).split())
+    e.line = hit[1] if hit else None
+    if hit:
+        e.args = (f"{e.key} ({hit[0]}line {hit[1]}): {e.message}",)
+    else:
+        e.args = (f"{e.key}: {e.message}",)
+
+
+def _zip_header_line(layers: list[Layer], index: int):
+    for layer in reversed(layers):
+        count = 0
+        for i, line in enumerate(layer.text.splitlines(), 1):
+            head = _HEADER.match(line.strip())
+            if head and head.group(1) and ".".join(_names(head.group(2))) == "sweep.zip":
+                if count == index:
+                    return layer.label, i
+                count += 1
+    return None
+
+
+def load_sweep(
+    path: str | Path | dict | None,
+    overrides: list[str] | dict | tuple = (),
+    seed: int | None = None,
+) -> SweepPlan:
+    """Load a scenario and expand its ``[sweep]`` table into validated runs.
+
+    The runs are the cartesian product of the axes (first axis slowest),
+    each a copy of the scenario with the swept keys set. Every run is
+    validated; raises :class:`ScenarioErrors` with every problem, each
+    reported once (an error found in only some runs names how many and one
+    such run's values). A scenario without ``[sweep]`` is one run.
+    """
+    prep = prepare(path, overrides, seed)
+    axes, errors = _sweep_axes(prep)
+    if errors:
+        raise ScenarioErrors(errors)
+    swept = [k for a in axes for k in a.keys]
+    for key in prep.origins:
+        for s in swept:
+            if _under(s, key) or _under(key, s):
+                errors.append(
+                    _no_line(
+                        ScenarioError(
+                            key,
+                            f"is swept ({s}); override the sweep instead: --set sweep.{s}=[...]",
+                        )
+                    )
+                )
+    if errors:
+        raise ScenarioErrors(errors)
+    origins = dict(prep.origins)
+    sweep_lines: dict[str, int] = {}
+    for s in swept:
+        hit = _sweep_line(prep.layers, s)
+        origins[s] = f"[sweep] {hit[0]}line {hit[1]}" if hit else "[sweep]"
+        if hit:
+            sweep_lines[s] = hit[1]
+
+    def line_of(e: ScenarioError) -> int | None:
+        if e.line is not None:
+            return e.line
+        return next((ln for s, ln in sweep_lines.items() if _under(e.key, s)), None)
+
+    runs: list[SweepRun] = []
+    found: dict[str, tuple[ScenarioError, list[int], dict]] = {}
+    total = math.prod(len(a.points) for a in axes)
+    for index, choice in enumerate(itertools.product(*(a.points for a in axes))):
+        raw = copy.deepcopy(prep.raw)
+        values: dict = {}
+        problems: list[ScenarioError] = []
+        for axis, point in zip(axes, choice, strict=True):
+            for key, value in zip(axis.keys, point, strict=True):
+                values[key] = value
+                try:
+                    set_dotted(raw, key, copy.deepcopy(value))
+                except ScenarioError as err:
+                    err.key = f"sweep.{key}" if err.key in (key, "--set") else err.key
+                    problems.append(err)
+        if problems:
+            for e in problems:
+                _place_sweep_error(e, prep.layers)
+        else:
+            sc, problems = _validate(raw, prep.layers, origins)
+        for e in problems:
+            text = str(e)
+            if text not in found:
+                found[text] = (e, [], values)
+            found[text][1].append(index)
+        if not problems:
+            runs.append(SweepRun(index, values, sc))
+    if found:
+        out = []
+        ordered = sorted(
+            found.values(), key=lambda t: (line_of(t[0]) is None, line_of(t[0]) or 0, t[1][0])
+        )
+        for e, where, values in ordered:
+            if len(where) < total:
+                shown = ", ".join(f"{k}={_show(v)}" for k, v in values.items())
+                e.args = (f"{e.args[0]} [in {len(where)} of {total} runs, e.g. {shown}]",)
+            out.append(e)
+        raise ScenarioErrors(out)
+    files = tuple((str(layer.path), layer.text) for layer in prep.layers if layer.path)
+    return SweepPlan(tuple(axes), tuple(runs), prep.path, files)
 
 
 def _default_text(value) -> str:
@@ -660,9 +1278,9 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
         kinds = meta.get("kinds") or _kinds_of(hints[f.name])
         choices = list(meta.get("choices") or ())
         if (cls, f.name) == (MechanismConfig, "kind"):
-            choices = sorted(MECHANISMS)
+            choices = [*BUILTIN_MECHANISMS, "module:function"]
         elif (cls, f.name) == (StrategyConfig, "kind"):
-            choices = [*sorted(STRATEGIES), "module:Class"]
+            choices = [*BUILTIN_STRATEGIES, "module:Class"]
         if bool in kinds:
             choices = ["true", "false", *choices]
         if choices:

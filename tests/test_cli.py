@@ -344,3 +344,135 @@ def test_validate_with_set(tmp_path, capsys):
     code, _, err = cli(capsys, "validate", good, "--set", "agents.count=0")
     assert code == 2
     assert error_lines(err) == [f"{good}: agents.count (from --set): must be >= 1, got 0"]
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+SWEEP = """\
+seed = 1
+[data]
+source = "synthetic"
+samples = 120
+[model]
+kind = "ridge"
+[agents]
+count = 3
+[mechanism]
+kind = "fedavg"
+phase1_rounds = 10
+exact_vcg = false
+[output]
+local_baseline = false
+[sweep]
+seed = [0, 1]
+"agents.count" = [3, 4]
+"""
+
+
+def test_sweep_results_plot_end_to_end(tmp_path, capsys):
+    p = write(tmp_path, SWEEP)
+    out = tmp_path / "runs"
+    code, stdout, err = cli(capsys, "sweep", p, "-o", out, "--workers", "0")
+    assert code == 0, err
+    assert stdout.strip() == f"sweep: 4 runs: 4 ok, 0 failed; results in {out / 'results.jsonl'}"
+    assert err == ""  # no progress bar when stderr is not a terminal
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4
+    code, stdout, _ = cli(capsys, "sweep", p, "-o", out, "--quiet")
+    assert code == 0 and stdout == ""
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4  # resumed: nothing to do
+
+    code, stdout, err = cli(capsys, "results", out, "--csv", tmp_path / "t.csv")
+    assert code == 0, err
+    rows = (tmp_path / "t.csv").read_text().splitlines()
+    assert len(rows) == 5
+    assert rows[0].startswith("run_id,index,status,error,seed,agents.count,")
+    code, stdout, _ = cli(capsys, "results", out, "--per-agent")
+    assert code == 0 and len(stdout.splitlines()) == 1 + 2 * (3 + 4)
+
+    fig = tmp_path / "fig.png"
+    code, stdout, err = cli(
+        capsys, "plot", out, "--x", "agents.count", "--y", "communication.messages_up", "-o", fig
+    )
+    assert code == 0, err
+    assert fig.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sweep_bad_input_exits_2_one_line_per_error(tmp_path, capsys):
+    p = write(tmp_path, SWEEP.replace("[0, 1]", "[0, -1]") + '"model.l2" = [0.1, 0]\n')
+    out = tmp_path / "runs"
+    code, stdout, err = cli(capsys, "sweep", p, "-o", out)
+    assert code == 2 and stdout == ""
+    lines = error_lines(err)
+    assert len(lines) == 2
+    assert lines[0].startswith("edgesim: error: seed (from [sweep] line 16): must be >= 0")
+    assert lines[1].startswith("edgesim: error: model.l2 (from [sweep] line 18): must be > 0")
+    assert not out.exists()
+    code, _, err = cli(capsys, "validate", p)
+    assert code == 2 and len(error_lines(err)) == 2
+
+
+def test_sweep_with_a_failing_run_exits_1(tmp_path, capsys):
+    p = write(tmp_path, SWEEP)
+    out = tmp_path / "runs"
+    code, _, err = cli(
+        capsys, "sweep", p, "-o", out, "--workers", "0", "--set", "mechanism.kind=test-broken"
+    )
+    assert code == 1
+    lines = error_lines(err)
+    assert len(lines) == 4 and all("failed: RuntimeError: broken on purpose" in ln for ln in lines)
+    assert "run 0 (seed=0, agents.count=3) failed" in lines[0]
+    code, _, err = cli(
+        capsys, "sweep", p, "-o", out, "--workers", "0", "--set", "mechanism.kind=test-broken"
+    )
+    assert code == 1 and "4 runs are recorded as failed (rerun with --retry-failed)" in err
+
+
+def _broken(ctx):
+    raise RuntimeError("broken on purpose")
+    yield  # pragma: no cover
+
+
+from edgesim.mechanisms import register_mechanism  # noqa: E402
+
+register_mechanism("test-broken", _broken)
+
+
+def test_validate_reports_sweep_run_counts(tmp_path, capsys):
+    p = write(tmp_path, SWEEP)
+    code, out, _ = cli(capsys, "validate", p)
+    assert code == 0 and out.strip() == f"{p}: ok (4 runs)"
+
+
+def test_results_and_plot_bad_input(tmp_path, capsys):
+    code, _, err = cli(capsys, "results", tmp_path / "none")
+    assert code == 2 and "not a folder" in err
+    code, _, err = cli(capsys, "results", tmp_path)
+    assert code == 2 and "no results.jsonl" in err
+    p = write(tmp_path, SWEEP)
+    out = tmp_path / "runs"
+    assert cli(capsys, "sweep", p, "-o", out, "--workers", "0")[0] == 0
+    code, _, err = cli(
+        capsys, "plot", out, "--x", "agents.cuont", "--y", "K", "-o", tmp_path / "f.png"
+    )
+    assert code == 2
+    assert error_lines(err) == [
+        "edgesim: error: --x: no column 'agents.cuont' in the results; did you mean 'agents.count'?"
+    ]
+    assert not (tmp_path / "f.png").exists()
+    code, _, err = cli(capsys, "plot", out, "--x", "seed", "--y", "K", "-o", tmp_path / "f.png")
+    assert code == 2 and "agents.count: also varies" in err
+
+
+def test_scenarios_lists_shipped_ones(capsys):
+    code, out, _ = cli(capsys, "scenarios")
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert {"quickstart", "paper-fig1", "paper-fig3-samples", "comm-vs-k"} <= set(names)
+    assert all(len(line.split(None, 1)) == 2 for line in out.splitlines())  # each has its line
+
+
+def test_run_of_a_sweep_file_runs_its_base_with_a_note(tmp_path, capsys):
+    p = write(tmp_path, SWEEP)
+    code, out, err = cli(capsys, "run", p)
+    assert code == 0 and "K = 3" in out
+    assert "[sweep] table is not used by `run`" in err

@@ -570,3 +570,251 @@ def test_reference_rows_cover_every_leaf_key():
     assert by_key["model.intercept"][1] == "true"
     assert by_key["agents.strategy[].agent"][1] == "(required)"
     assert "[0, 1]" in by_key["data.partition.delta"][2]
+
+
+# ---------------------------------------------------------------------------- include
+
+
+def test_include_merges_key_by_key_keeping_siblings(tmp_path):
+    write(
+        tmp_path,
+        """\
+        seed = 3
+        [data]
+        source = "synthetic"
+        samples = 300
+        partition = { kind = "label-skew", delta = 0.4 }
+        [agents]
+        count = 5
+        [[agents.strategy]]
+        agent = 1
+        kind = "amplify"
+        gamma = 2.0
+        [mechanism]
+        kind = "ffl"
+        phase1_rounds = 40
+        """,
+        "base.toml",
+    )
+    p = write(
+        tmp_path,
+        """\
+        include = "base.toml"
+        [data.partition]
+        delta = 0.9
+        [mechanism]
+        phase2_rounds = 4
+        """,
+    )
+    sc = load(p)
+    assert sc.seed == 3 and sc.data.samples == 300 and sc.agents.count == 5
+    assert sc.data.partition.kind == "label-skew" and sc.data.partition.delta == 0.9
+    assert sc.mechanism.kind == "ffl" and sc.mechanism.phase1_rounds == 40
+    assert sc.mechanism.phase2_rounds == 4
+    assert sc.agents.strategy[0].gamma == 2.0
+
+
+def test_include_chain_lists_and_arrays_of_tables_replace(tmp_path):
+    (tmp_path / "common").mkdir()
+    write(tmp_path, "[agents]\ncount = 6\n[model]\nl2 = 0.3\n", "common/a.toml")
+    write(
+        tmp_path,
+        'include = "a.toml"\n[agents]\ncount = 4\n'
+        '[[agents.strategy]]\nagent = 0\nkind = "opt-out"\n'
+        '[[agents.strategy]]\nagent = 1\nkind = "amplify"\ngamma = 3.0\n',
+        "common/b.toml",
+    )
+    write(tmp_path, "[model]\nintercept = false\n", "c.toml")
+    p = write(
+        tmp_path,
+        'include = ["common/b.toml", "c.toml"]\n'
+        '[[agents.strategy]]\nagent = 2\nkind = "noisy"\nnoise_std = 0.1\n',
+    )
+    sc = load(p)
+    assert sc.agents.count == 4 and sc.model.l2 == 0.3 and sc.model.intercept is False
+    assert [(s.agent, s.kind) for s in sc.agents.strategy] == [(2, "noisy")]
+
+
+def test_include_cycle_and_missing_file_are_reported(tmp_path):
+    write(tmp_path, 'include = "b.toml"\nseed = 1\n', "a.toml")
+    write(tmp_path, 'seed = 2\ninclude = "a.toml"\n', "b.toml")
+    with pytest.raises(ScenarioErrors) as info:
+        load(tmp_path / "a.toml")
+    (e,) = info.value.errors
+    assert e.key == "include" and "cycle: a.toml -> b.toml -> a.toml" in str(e)
+    assert "(b.toml line 2)" in str(e)
+    p = write(tmp_path, 'include = ["nope.toml", 3]\n', "c.toml")
+    with pytest.raises(ScenarioErrors) as info:
+        load(p)
+    (e,) = info.value.errors
+    assert "file names" in str(e) and "(line 1)" in str(e)
+    p = write(tmp_path, 'include = "nope.toml"\n', "d.toml")
+    with pytest.raises(ScenarioErrors, match="nope.toml: file not found"):
+        load(p)
+
+
+def test_errors_in_an_included_file_name_it_and_its_line(tmp_path):
+    write(tmp_path, "[model]\nkind = 'ridge'\nl2 = -1\n[agents]\ncoutn = 3\n", "base.toml")
+    p = write(tmp_path, 'include = "base.toml"\nseed = -1\n')
+    with pytest.raises(ScenarioErrors) as info:
+        load(p)
+    got = [str(e) for e in info.value.errors]
+    assert got[0].startswith("seed (line 2): ")  # the scenario's own file first
+    assert got[1].startswith("model.l2 (base.toml line 3): ")
+    assert got[2].startswith(
+        "agents.coutn (base.toml line 5): unknown key; did you mean 'agents.count'"
+    )
+
+
+def test_quickstart_is_shipped_identical_and_by_name():
+    from pathlib import Path
+
+    shipped = scn.shipped_scenarios()
+    repo = Path(__file__).parents[1]
+    assert (repo / "scenarios" / "quickstart.toml").read_bytes() == scn.QUICKSTART.read_bytes()
+    assert {"quickstart", "paper-fig1", "comm-vs-k"} <= set(shipped)
+    assert load("paper-fig1").name == "paper-fig1"
+
+
+def test_round_trip_of_a_resolved_scenario_keeps_its_run_id(tmp_path):
+    sc = load(write(tmp_path, SMALL))
+    raw = sc.to_dict()
+    assert scn.run_id(from_dict(raw)) == scn.run_id(sc)
+    assert scn.run_id(load(write(tmp_path, SMALL), ["seed=5"])) != scn.run_id(sc)
+
+
+def test_mechanism_module_function_kind(tmp_path):
+    e = one_error({"mechanism": {"kind": "no_such_mod_xyz:mech"}})
+    assert e.key == "mechanism.kind" and "cannot import" in e.message
+    e = one_error({"mechanism": {"kind": "math:pi"}})
+    assert e.key == "mechanism.kind" and "not a class or function" in e.message
+    sc = from_dict({"mechanism": {"kind": "edgesim.mechanisms.fedavg:fedavg"}})
+    assert sc.mechanism.kind in scn.MECHANISMS
+
+
+# ---------------------------------------------------------------------------- fuzzing
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+GOOD = {
+    "seed": 2,
+    "name": "fuzz",
+    "data": {"source": "synthetic", "samples": 200, "partition": {"kind": "iid", "delta": 0.5}},
+    "model": {"kind": "ridge", "l2": 0.1, "intercept": True},
+    "agents": {"count": 4, "strategy": [{"agent": 1, "kind": "amplify", "gamma": 2.0}]},
+    "mechanism": {"kind": "ffl", "phase1_rounds": 30, "clusters": 2, "beta": 0.01},
+    "best_response": {"enabled": False, "gamma_max": 8.0},
+    "output": {"local_baseline": False},
+    "sweep": {"seed": [0, 1], "agents.count": [3, 4]},
+}
+
+WEIRD = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.lists(st.integers(-3, 3), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+
+def _paths(node, prefix=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield (*prefix, k)
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, (*prefix, i))
+
+
+def _get_parent(raw, path):
+    node = raw
+    for p in path[:-1]:
+        node = node[p]
+    return node
+
+
+@st.composite
+def mutated(draw):
+    import copy
+
+    raw = copy.deepcopy(GOOD)
+    for _ in range(draw(st.integers(1, 4))):
+        paths = list(_paths(raw))
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = _get_parent(raw, path)
+        action = draw(st.sampled_from(["delete", "replace", "unknown", "scale"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "unknown" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(["cuont", "zz", "l22", "kind_", "sweep"]))] = draw(WEIRD)
+        elif action == "scale" and isinstance(parent[path[-1]], (int, float)):
+            parent[path[-1]] = parent[path[-1]] * draw(st.sampled_from([-1, 0, 1000, 10**9]))
+        else:
+            parent[path[-1]] = draw(WEIRD)
+    return raw
+
+
+def _toml(raw) -> str:
+    """A tiny TOML writer for the fuzzer (inline tables only; NaN/inf written as TOML does)."""
+    import json
+    import math
+
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if v is None:
+            return '"none"'  # TOML has no null
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "nan"
+            if math.isinf(v):
+                return "inf" if v > 0 else "-inf"
+            return repr(v)
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {val(x)}" for k, x in v.items()) + "}"
+
+    return "".join(f"{json.dumps(str(k))} = {val(v)}\n" for k, v in raw.items())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_fuzzed_dicts_load_or_raise_scenario_errors(raw):
+    try:
+        scn.load_sweep(raw)
+    except ScenarioErrors as errs:
+        assert errs.errors
+        for e in errs.errors:
+            assert isinstance(e, ScenarioError)
+            assert "\n" not in str(e) and str(e).strip()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_fuzzed_files_validate_or_exit_2_one_line_per_error(tmp_path_factory, raw):
+    import contextlib
+    import io
+
+    from edgesim.cli import main
+
+    p = tmp_path_factory.mktemp("fuzz") / "f.toml"
+    p.write_text(_toml(raw))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["validate", str(p)])
+    assert code in (0, 2)
+    lines = err.getvalue().splitlines()
+    assert (code == 0) == (not lines)
+    assert "Traceback" not in err.getvalue()
+    for line in lines:
+        assert line.startswith(f"{p}: ") and len(line) > len(f"{p}: ")
