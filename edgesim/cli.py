@@ -28,18 +28,18 @@ def _fail_input(errors) -> int:
     return 2
 
 
-def _check_output(path: str) -> ScenarioError | None:
-    """Return an error when ``--json PATH`` cannot be written (before running anything)."""
+def _check_output(path: str, flag: str = "--json") -> ScenarioError | None:
+    """Return an error when ``flag PATH`` cannot be written (before running anything)."""
     p = Path(path)
     if p.is_dir():
-        return ScenarioError("--json", f"{p} is a folder; give a file name")
+        return ScenarioError(flag, f"{p} is a folder; give a file name")
     parent = p.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        return ScenarioError("--json", f"cannot create {p}: {parent} is not a folder")
+        return ScenarioError(flag, f"cannot create {p}: {parent} is not a folder")
     if not os.access(parent, os.W_OK):
-        return ScenarioError("--json", f"cannot write into {parent}")
+        return ScenarioError(flag, f"cannot write into {parent}")
     return None
 
 
@@ -118,7 +118,7 @@ def summary(result: dict) -> str:
 def cmd_run(args) -> int:
     """``edgesim run``: run one scenario, print a summary, optionally write the JSON."""
     from edgesim import scenario as scn
-    from edgesim.simulate import run, to_json
+    from edgesim.simulate import Simulation, run, to_json
 
     try:
         prep = scn.prepare(args.scenario, args.set or [], args.seed)
@@ -133,16 +133,26 @@ def cmd_run(args) -> int:
             " it); run the sweep with `edgesim sweep`",
             file=sys.stderr,
         )
-    if args.json:
-        problem = _check_output(args.json)
+    for flag, path in (("--json", args.json), ("--trace", args.trace)):
+        problem = _check_output(path, flag) if path else None
         if problem:
             return _fail_input([problem])
+    if args.trace and sc.network.fidelity == "none":
+        return _fail_input(
+            [
+                ScenarioError(
+                    "--trace", "needs a network: set network.fidelity to 'events' or 'batched'"
+                )
+            ]
+        )
     from edgesim import progress
 
     try:
         with progress.active(_bar(args, sc.name or "run")):
-            result = run(sc)
+            sim = Simulation(sc)
+            result = run(sc, sim)
         text = to_json(result)
+        trace_text = sim.last_trace.to_csv() if args.trace else None
     except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
         return _fail_input(errs.errors)
     except ScenarioError as err:
@@ -152,11 +162,13 @@ def cmd_run(args) -> int:
             traceback.print_exc()
         print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
         return 1
-    if args.json:
+    for flag, path, content in (("--json", args.json, text), ("--trace", args.trace, trace_text)):
+        if not path:
+            continue
         try:
-            _write_atomic(Path(args.json), text)
+            _write_atomic(Path(path), content)
         except OSError as err:
-            return _fail_input([ScenarioError("--json", f"cannot write {args.json}: {err}")])
+            return _fail_input([ScenarioError(flag, f"cannot write {path}: {err}")])
     if not args.quiet:
         print(summary(result))
         if args.json:
@@ -364,6 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
     r.add_argument("--seed", type=int, help="override the seed")
     r.add_argument("--json", metavar="OUT", help="write the result JSON here")
+    r.add_argument(
+        "--trace", metavar="CSV", help="write the network's per-round trace here (network runs)"
+    )
     r.add_argument("--quiet", action="store_true", help="print nothing")
     r.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
     r.set_defaults(func=cmd_run)

@@ -319,6 +319,8 @@ def ensure_registered(sc: Scenario) -> None:
             STRATEGIES[s.kind] = _callable(s.kind, f"agents.strategy[{i}].kind")
     if sc.mechanism.kind not in MECHANISMS and ":" in sc.mechanism.kind:
         register_mechanism(sc.mechanism.kind, _callable(sc.mechanism.kind, "mechanism.kind"))
+    for err in sc.network.register_plugins():
+        raise err
 
 
 def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: False) -> None:

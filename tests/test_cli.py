@@ -476,3 +476,35 @@ def test_run_of_a_sweep_file_runs_its_base_with_a_note(tmp_path, capsys):
     code, out, err = cli(capsys, "run", p)
     assert code == 0 and "K = 3" in out
     assert "[sweep] table is not used by `run`" in err
+
+
+def test_run_writes_the_network_trace(tmp_path):
+    trace, out = tmp_path / "trace.csv", tmp_path / "out.json"
+    args = ["run", "--set", 'network.fidelity="batched"', "--set", "mechanism.phase1_rounds=5"]
+    assert (
+        main(
+            [
+                *args,
+                "--set",
+                "mechanism.phase2_rounds=1",
+                "--quiet",
+                "--trace",
+                str(trace),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    rows = trace.read_text().splitlines()
+    result = json.loads(out.read_text())
+    assert rows[0].split(",")[:3] == ["phase", "round", "problem"]
+    assert len(rows) - 1 == result["network"]["exchanges"]
+    ends = [float(r.split(",")[5]) for r in rows[1:]]
+    assert max(ends) == result["sim_time_s"]["total"] > 0
+
+
+def test_trace_needs_a_network(tmp_path, capsys):
+    assert main(["run", "--quiet", "--trace", str(tmp_path / "t.csv")]) == 2
+    assert "--trace" in capsys.readouterr().err
+    assert not (tmp_path / "t.csv").exists()

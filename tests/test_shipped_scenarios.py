@@ -45,6 +45,7 @@ REDUCED = {
         "sweep.mechanism.clusters=[2, 50]",
         "sweep.seed=[0]",
     ],
+    "churn-deadline": ["agents.count=20", "data.samples=1000", 'sweep.mechanism.kind=["ffl"]'],
     "comm-vs-k": [
         'sweep.zip=[{"mechanism.kind" = ["fedavg", "ffl", "dp-ffl", "vcg-federated"],'
         ' "agents.count" = [10, 20, 30, 40], "data.samples" = [100, 200, 300, 400]}]'
