@@ -82,7 +82,9 @@ class AgentSide:
     def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
         if step.ask == "gradient":
-            true = self.model.agent_grads(step.model, self.design)[agents]
+            true = self.model.agent_grads(step.model, self.design)
+            if agents.size != true.shape[0]:  # every agent (sorted, unique): no copy needed
+                true = true[agents]
             return self.population.apply(agents, true, "gradient", step.phase, self.rng)
         if step.ask == "loss":
             true = self.model.agent_losses(step.model, self.design)[agents]
