@@ -13,11 +13,19 @@ SHIPPED = sorted((Path(__file__).parents[1] / "scenarios").glob("*.toml"))
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_shipped_scenario_runs_reduced(path):
     smaller = [o for o in REDUCED.get(path.stem, []) if not o.startswith("sweep.")]
+    smaller += SINGLE_REDUCED.get(path.stem, [])
     sc = scenario.load(
         path, ["mechanism.phase1_rounds=300", "best_response.enabled=false", *smaller]
     )
     result = run(sc)
     assert result["K"] == sc.agents.count and not result["diverged"]
+
+
+#: Extra reductions of single runs (network scenarios simulate every message).
+SINGLE_REDUCED = {
+    "hierarchical-edge": ["mechanism.phase1_rounds=20", "mechanism.phase2_rounds=2"],
+    "lossy-wifi": ["mechanism.phase1_rounds=60"],
+}
 
 
 def test_there_are_shipped_scenarios():
