@@ -13,7 +13,6 @@ import copy
 import dataclasses
 import difflib
 import hashlib
-import importlib
 import itertools
 import json
 import math
@@ -31,8 +30,9 @@ from edgesim.config import option, section
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms import MECHANISMS
-from edgesim.mechanisms.base import MechanismConfig, register_mechanism
+from edgesim.mechanisms.base import MechanismConfig
 from edgesim.network.config import NetworkConfig
+from edgesim.plugins import register_from_spec
 
 
 @dataclass(frozen=True)
@@ -288,24 +288,6 @@ def _build_strategies(value, path: str, errors) -> list:
     return out
 
 
-def resolve_object(spec: str, key: str):
-    """Import ``"package.module:Name"`` and return the object; ScenarioError if it fails."""
-    module, _, name = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except Exception as err:  # ImportError, AttributeError, or the module's own failure
-        detail = " ".join(f"{type(err).__name__}: {err}".split())
-        raise ScenarioError(key, f"cannot import {spec!r} ({detail})") from None
-
-
-def _callable(spec: str, key: str):
-    """Import ``spec`` (``"module:Name"``) and return it; ScenarioError unless it is callable."""
-    obj = resolve_object(spec, key)
-    if not callable(obj):
-        raise ScenarioError(key, f"{spec!r} is {type(obj).__name__}, not a class or function")
-    return obj
-
-
 def ensure_registered(sc: Scenario) -> None:
     """Register the ``"module:Name"`` strategy and mechanism kinds ``sc`` uses, in this process.
 
@@ -314,13 +296,17 @@ def ensure_registered(sc: Scenario) -> None:
     this before running it. Returns nothing; raises :class:`ScenarioError`
     when an import fails there.
     """
-    for i, s in enumerate(sc.agents.strategy):
-        if s.kind not in STRATEGIES and ":" in s.kind:
-            STRATEGIES[s.kind] = _callable(s.kind, f"agents.strategy[{i}].kind")
-    if sc.mechanism.kind not in MECHANISMS and ":" in sc.mechanism.kind:
-        register_mechanism(sc.mechanism.kind, _callable(sc.mechanism.kind, "mechanism.kind"))
-    for err in sc.network.register_plugins():
-        raise err
+    errors = [
+        *(
+            err
+            for i, s in enumerate(sc.agents.strategy)
+            for err in register_from_spec(s.kind, f"agents.strategy[{i}].kind", STRATEGIES)
+        ),
+        *register_from_spec(sc.mechanism.kind, "mechanism.kind", MECHANISMS),
+        *sc.network.register_plugins(),
+    ]
+    if errors:
+        raise errors[0]
 
 
 def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: False) -> None:
@@ -341,10 +327,7 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
         if bad(f"{key}.kind") or s.kind in STRATEGIES:
             continue
         if ":" in s.kind:
-            try:
-                STRATEGIES[s.kind] = _callable(s.kind, f"{key}.kind")
-            except ScenarioError as err:
-                errors.append(err)
+            errors.extend(register_from_spec(s.kind, f"{key}.kind", STRATEGIES))
         else:
             allowed = ", ".join(repr(k) for k in sorted(STRATEGIES))
             hint = _suggest(s.kind, STRATEGIES)
@@ -372,10 +355,7 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
     m = sc.mechanism
     if not bad("mechanism.kind") and m.kind not in MECHANISMS:
         if ":" in m.kind:
-            try:
-                register_mechanism(m.kind, _callable(m.kind, "mechanism.kind"))
-            except ScenarioError as err:
-                errors.append(err)
+            errors.extend(register_from_spec(m.kind, "mechanism.kind", MECHANISMS))
         else:
             allowed = ", ".join(repr(k) for k in sorted(MECHANISMS))
             hint = _suggest(m.kind, MECHANISMS)

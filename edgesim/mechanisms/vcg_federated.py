@@ -2,7 +2,7 @@
 
 The server trains w* on every agent (FedAvg's Phase I, T1 rounds), then, for
 each agent k, trains w_{-k} on the others from the same start with the same
-number of rounds (step 1/((1 - p_k) L_g) under "theory", DESIGN slip 3), and
+number of rounds (step eta2: 1/((1 - p_k) L_g) under "theory", DESIGN slip 3), and
 asks every agent j != k for F_j(w*) and F_j(w_{-k}) (loss reports):
 
     P_k = (1/p_k) [ sum_{j != k} p_j F_j(w*) - sum_{j != k} p_j F_j(w_{-k}) ]       (eq. VCG)
@@ -41,7 +41,7 @@ def vcg_federated(ctx: ServerContext):
         weight = float(p[others].sum())
         if weight == 0:
             continue  # a single agent: nobody else, P_k = 0
-        eta = step_size_phase2(ctx, weight) if ctx.cfg.eta2 == "theory" else eta1
+        eta = step_size_phase2(ctx, weight)
         w = ctx.w0
         for _ in range(T1):
             g = yield Gather(w, others, "gradient", "phase2", problem=k)

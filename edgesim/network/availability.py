@@ -35,7 +35,7 @@ import numpy as np
 
 from edgesim.config import option
 from edgesim.errors import ScenarioError
-from edgesim.network import NS_PER_S
+from edgesim.network import NS_PER_S, to_ns
 
 __all__ = [
     "AVAILABILITY_MODELS",
@@ -303,11 +303,6 @@ class MarkovOnOff:
 # ---------------------------------------------------------------------------- traces
 
 
-def _to_ns(seconds) -> np.ndarray:
-    """Round times in seconds to the nearest integer nanosecond (int64)."""
-    return np.rint(np.asarray(seconds, dtype=np.float64) * NS_PER_S).astype(np.int64)
-
-
 def _sorted_ids(ids: list) -> list:
     """Return trace client ids sorted numerically when all are integers (or integer strings)."""
     try:
@@ -409,7 +404,7 @@ def _flatten(trace, where: str = "trace"):
     nonempty = counts > 0
     last_end[nonempty] = e[offsets[1:][nonempty] - 1]
     period = np.where(has, fin, last_end)
-    return ids, _to_ns(s), _to_ns(e), offsets, np.maximum(_to_ns(period), 1)
+    return ids, to_ns(s), to_ns(e), offsets, np.maximum(to_ns(period), 1)
 
 
 def load_trace(path) -> dict:

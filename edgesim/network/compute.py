@@ -33,7 +33,7 @@ import numpy as np
 
 from edgesim.config import option
 from edgesim.errors import ScenarioError
-from edgesim.network import NS_PER_S
+from edgesim.network import to_ns
 
 __all__ = [
     "COMPUTE_MODELS",
@@ -115,11 +115,6 @@ def _as_agents(agents, K: int) -> np.ndarray:
     return a
 
 
-def _to_ns(seconds: np.ndarray) -> np.ndarray:
-    """Round times in seconds to the nearest integer nanosecond (int64)."""
-    return np.rint(np.asarray(seconds, dtype=np.float64) * NS_PER_S).astype(np.int64)
-
-
 class ComputeModel:
     """The built-in compute-time models for K devices (see the module docstring).
 
@@ -151,7 +146,7 @@ class ComputeModel:
         if cfg.model == "lognormal":
             self.speed = rng.lognormal(0.0, float(cfg.speed_sigma), self.K)
         # every model but shifted-exponential is deterministic after construction
-        self._ns = _to_ns(self.base_s * self.speed)
+        self._ns = to_ns(self.base_s * self.speed)
 
     def times_ns(self, agents, rng: np.random.Generator) -> np.ndarray:
         """Return one compute time per entry of ``agents`` (int array (m,)), int64 ns (m,).
@@ -166,7 +161,7 @@ class ComputeModel:
         if self.model != "shifted-exponential":
             return self._ns[a]
         tail = rng.standard_exponential(a.size) * float(self.cfg.straggler_mean_s)
-        return _to_ns(self.base_s[a] + tail)
+        return to_ns(self.base_s[a] + tail)
 
     def shift_ns(self, agents) -> np.ndarray:
         """Return the deterministic part of each listed agent's time, int64 ns (m,).

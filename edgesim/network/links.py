@@ -46,7 +46,7 @@ import numpy as np
 
 from edgesim.config import option
 from edgesim.errors import ScenarioError
-from edgesim.network import NS_PER_S
+from edgesim.network import NS_PER_S, to_ns
 
 DIRECTIONS = ("up", "down")
 
@@ -266,7 +266,7 @@ class RadioConfig:
 
     def rto_ns(self) -> int:
         """Return the ARQ retransmission timeout in integer ns (``'auto'`` = 2 x latency)."""
-        return _rto_ns(self.rto_s, _to_ns(self.latency_s))
+        return _rto_ns(self.rto_s, to_ns(self.latency_s))
 
 
 _SHANNON_KEYS = (
@@ -329,11 +329,6 @@ def _field_errors(cfg, prefix: str) -> list[ScenarioError]:
 # --------------------------------------------------------------------------- helpers
 
 
-def _to_ns(seconds: float) -> int:
-    """Round a duration in seconds to the nearest integer ns."""
-    return int(np.rint(float(seconds) * NS_PER_S))
-
-
 def _rto_ns(rto_s: float | str, latency_ns: int) -> int:
     """Return the ARQ timeout in ns: ``rto_s`` rounded, or 2 x ``latency_ns`` for ``'auto'``."""
     if isinstance(rto_s, str):
@@ -342,7 +337,7 @@ def _rto_ns(rto_s: float | str, latency_ns: int) -> int:
         return 2 * latency_ns
     if not rto_s >= 0:
         raise ValueError(f"rto_s must be >= 0, got {rto_s!r}")
-    return _to_ns(rto_s)
+    return to_ns(rto_s)
 
 
 def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
@@ -712,7 +707,7 @@ class FixedLink(Link):
         if arq_max_retries < 0:
             raise ValueError(f"arq_max_retries must be >= 0, got {arq_max_retries!r}")
         self.bandwidth_bps = float(bandwidth_bps)
-        self.latency_ns = _to_ns(latency_s)
+        self.latency_ns = to_ns(latency_s)
         self.rto_ns = _rto_ns(rto_s, self.latency_ns)
         self.loss = loss_model if loss_model is not None else NoLoss()
         self.arq_max_retries = int(arq_max_retries)
@@ -795,7 +790,7 @@ class ShannonLink(Link):
         self.noise_plus_interference_mw = noise_mw + interference_mw
         self.mean_snr = self.power_mw * self.gain / self.noise_plus_interference_mw
         self.rate_bps = self.bandwidth_hz * np.log2(1.0 + self.mean_snr)
-        self.latency_ns = _to_ns(cfg.latency_s)
+        self.latency_ns = to_ns(cfg.latency_s)
         self.rto_ns = cfg.rto_ns()
         self.arq_max_retries = int(cfg.arq_max_retries)
         if loss_model is None:

@@ -46,7 +46,7 @@ from simpy.events import NORMAL
 from edgesim import progress
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather
-from edgesim.network import NS_PER_S
+from edgesim.network import to_ns
 from edgesim.network.access import Dedicated
 from edgesim.network.availability import AlwaysOn
 from edgesim.network.device import Device
@@ -117,9 +117,7 @@ class NetworkServer:
         self.trace = Trace(self.m)
         self.events = self.cfg.fidelity == "events"
         self.deadline_ns = (
-            int(round(self.cfg.deadline_s * NS_PER_S))
-            if self.cfg.round_policy == "deadline"
-            else None
+            to_ns(self.cfg.deadline_s) if self.cfg.round_policy == "deadline" else None
         )
         self.plan: Plan | None = None
         self.always_on = isinstance(net.availability, AlwaysOn)
@@ -144,8 +142,7 @@ class NetworkServer:
             return
         self.busy.discard(i)
         self._resolved_slots.append(j)
-        self._resolved += 1
-        if self._resolved == self._expected and not self._done.triggered:
+        if len(self._resolved_slots) == self._expected and not self._done.triggered:
             self._done.succeed()
 
     def reply_landed(self, timer: simpy.Event) -> None:
@@ -164,18 +161,19 @@ class NetworkServer:
         plan.sending_list = plan.sending.tolist()
         plan.work_list = plan.work_ns.tolist()
         self._done = env.event()
-        self._resolved = 0
         self._resolved_slots: list[int] = []
         self._expected = int(plan.sending.sum())
-        inbox, busy, schedule, Event = self.inbox, self.busy, env.schedule, simpy.Event
+        inbox, schedule, Event = self.inbox, env.schedule, simpy.Event
         slots = np.flatnonzero(plan.received)
+        receivers = plan.agents[slots].tolist()
+        if not self.dedicated:  # devices that may hold the medium when a deadline cuts them
+            self.busy.update(receivers)
         # One scheduled event per delivered downlink: the device's inbox fires at arrival.
         for i, j, delay in zip(
-            plan.agents[slots].tolist(), slots.tolist(), plan.arrive_ns[slots].tolist(), strict=True
+            receivers, slots.tolist(), plan.arrive_ns[slots].tolist(), strict=True
         ):
             event = inbox[i]
             inbox[i] = Event(env)
-            busy.add(i)
             event._ok = True
             event._value = (plan, j)
             schedule(event, NORMAL, delay)
@@ -195,10 +193,11 @@ class NetworkServer:
             end = min(end, self.deadline_ns)
         if t0 + end > env.now:
             yield env.timeout(t0 + end - env.now)
-        cut = [] if self.dedicated else sorted(busy)  # dedicated: a late timer is ignored
+        # Dedicated channels: a late reply timer finds a closed round and is ignored.
+        cut = sorted(self.busy)
         for i in cut:
             self.devices_[i].process.interrupt("deadline")
-        busy.clear()
+        self.busy.clear()
         self.plan = None
         if cut:
             yield env.timeout(0)  # let the interrupted devices return to their inboxes
@@ -322,7 +321,8 @@ class NetworkServer:
         m = agents.size
         c = self.counters
         bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
-        bytes_up = int(np.asarray(up_bytes, dtype=np.int64)[senders].sum())
+        sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
+        bytes_up = int(sent_up.sum())
         c.messages_down += m
         c.messages_up += senders.size
         c.bytes_down += bytes_down
@@ -338,7 +338,7 @@ class NetworkServer:
         tr.agent_messages_down[agents] += 1
         tr.agent_messages_up[agents[senders]] += 1
         tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
-        tr.agent_bytes_up[agents[senders]] += np.asarray(up_bytes, dtype=np.int64)[senders]
+        tr.agent_bytes_up[agents[senders]] += sent_up
         tr.agent_transmissions[agents[senders]] += up.attempts
         tr.agent_lost[agents[~plan.received]] += 1
         tr.agent_lost[agents[senders[~up.delivered]]] += 1
