@@ -180,3 +180,20 @@ def test_smoothness_is_found_when_ones_is_the_small_eigenvector():
         for xk in (data.agent_rows(k)[0] for k in range(4))
     )
     assert m.smoothness(des) == pytest.approx(exact + 0.01, rel=1e-6)
+
+
+@pytest.mark.parametrize("sizes", ["equal", "unequal"])
+def test_batched_top_eigenvalue_matches_eigvalsh(sizes):
+    from edgesim.learning.models import batched_top_eigenvalue
+
+    rng = np.random.default_rng(7)
+    K, d = 300, 6
+    n_k = np.full(K, 9) if sizes == "equal" else rng.integers(3, 15, K)
+    scales = rng.uniform(0.5, 2.0, (K, d))  # each agent its own spectrum
+    Xa = rng.standard_normal((n_k.sum(), d)) * np.repeat(scales, n_k, axis=0)
+    starts = np.concatenate([[0], np.cumsum(n_k)[:-1]])
+    exact = max(
+        np.linalg.eigvalsh(Xa[s : s + n].T @ Xa[s : s + n] / n).max()
+        for s, n in zip(starts, n_k, strict=True)
+    )
+    assert batched_top_eigenvalue(Xa, starts, n_k) == pytest.approx(exact, rel=1e-6)
