@@ -1,0 +1,168 @@
+"""Shared plumbing for the figure scripts: sweep a shipped scenario, write the CSV, save the PNG.
+
+Every figure script in ``analysis/`` has a ``main(argv=None) -> list[Path]``
+that takes the arguments of :func:`parse_args` (``--quick``, ``--out``,
+``--workers``), runs what it needs, and writes ``<out>/<stem>.png`` beside
+``<out>/<stem>.csv`` holding exactly the numbers plotted. Sweeps are kept
+under ``<out>/runs/<name>/`` and resume from there, so a second call only
+redraws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import edgesim  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "scenarios"
+#: Where ``run_all.py`` (without ``--quick``) writes the committed figures.
+FIGURES = REPO / "analysis" / "figures"
+
+
+def parse_args(argv: Sequence[str] | None, description: str) -> argparse.Namespace:
+    """Parse a figure script's arguments; returns a Namespace (quick, out as a Path, workers)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument(
+        "--quick", action="store_true", help="reduced size (seconds to minutes; what CI runs)"
+    )
+    p.add_argument(
+        "--out", type=Path, default=None, help="folder for PNG + CSV (default analysis/figures)"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes for the sweeps (0 = this process)",
+    )
+    args = p.parse_args(argv)
+    if args.out is None:
+        args.out = FIGURES if not args.quick else REPO / "analysis" / "figures-quick"
+    args.out.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def scenario_path(name: str) -> Path:
+    """Return the path of a shipped scenario by name (``"comm-vs-k"``)."""
+    return SCENARIOS / f"{name}.toml"
+
+
+def sweep_rows(
+    name: str,
+    out: Path,
+    overrides: Sequence[str] | dict = (),
+    *,
+    workers: int = 0,
+    per_agent: bool = False,
+    tag: str | None = None,
+) -> list[dict]:
+    """Sweep a shipped scenario (resuming under ``out/runs/<tag or name>``); returns tidy rows.
+
+    One dict per run (or per agent with ``per_agent``) with dotted columns,
+    as ``edgesim results`` writes them. A failed run raises RuntimeError with
+    its error, since a figure drawn from a partial sweep would mislead.
+    """
+    runs = out / "runs" / (tag or name)
+    res = edgesim.sweep(
+        scenario_path(name), runs, overrides=list(overrides) or None, workers=workers
+    )
+    if res.failed:
+        first = res.failed[0]
+        raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
+    return res.table(per_agent=per_agent)
+
+
+def run_one(name: str, overrides: Sequence[str] | dict = ()) -> dict:
+    """Run a shipped scenario once (no sweep); returns the output-contract dict."""
+    return edgesim.run(scenario_path(name), overrides=list(overrides) or None).to_dict()
+
+
+def write_csv(path: Path, rows: Iterable[dict], columns: Sequence[str] | None = None) -> Path:
+    """Write rows (dicts) as CSV with the given columns (default: every key, first seen first).
+
+    Floats are written with ``repr`` so the CSV holds the plotted numbers
+    exactly; returns the path.
+    """
+    rows = list(rows)
+    if columns is None:
+        seen: dict[str, None] = {}
+        for r in rows:
+            seen.update(dict.fromkeys(r))
+        columns = list(seen)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([_text(r.get(c)) for c in columns])
+    path.write_text(buf.getvalue())
+    return path
+
+
+def read_csv(path: Path) -> list[dict]:
+    """Read a CSV written by :func:`write_csv`; returns dicts with numbers parsed as float."""
+    with open(path, newline="") as f:
+        return [{k: _parse(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def read_figure(folder: Path, stem: str) -> list[dict]:
+    """Read ``<folder>/<stem>.csv`` as :func:`read_csv` does, after checking ``<stem>.png`` beside it.
+
+    Raises AssertionError when the PNG is missing or implausibly small.
+    """
+    png = folder / f"{stem}.png"
+    assert png.exists() and png.stat().st_size > 10_000, f"{png} missing or empty"
+    return read_csv(folder / f"{stem}.csv")
+
+
+def _text(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def _parse(v: str):
+    if v == "":
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def save(fig: plt.Figure, out: Path, stem: str) -> Path:
+    """Lay out and save a figure as ``out/<stem>.png`` (150 dpi), close it; returns the path."""
+    path = out / f"{stem}.png"
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares fit of log10 y = slope log10 x + c; returns (slope, c)."""
+    lx, ly = np.log10(np.asarray(x, float)), np.log10(np.asarray(y, float))
+    slope, c = np.polyfit(lx, ly, 1)
+    return float(slope), float(c)
+
+
+def mean_std(values: Iterable[float]) -> tuple[float, float]:
+    """Return the mean and the sample standard deviation (0 for a single value) of finite values."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], float)
+    if v.size == 0:
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0

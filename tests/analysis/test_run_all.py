@@ -1,0 +1,13 @@
+"""run_all.py knows every figure script in analysis/."""
+
+from pathlib import Path
+
+from analysis import run_all
+
+NOT_FIGURES = {"__init__", "common", "run_all", "payment_rules"}
+
+
+def test_run_all_lists_every_figure_script():
+    here = Path(run_all.__file__).parent
+    scripts = {p.stem for p in here.glob("*.py")} - NOT_FIGURES
+    assert scripts == set(run_all.FIGURES)
