@@ -6,12 +6,17 @@ compute time, whether the device is online) was drawn by the server when
 it planned the exchange (:class:`~edgesim.network.server.Plan`); the device
 process turns that plan into time: it holds the shared medium, waits, and
 tells the server when its reply has arrived or its sender gave up.
+
+The device waits on one *permanent* inbox event that never triggers: the
+server wakes it by moving its resume callback onto the event of the
+message's arrival instant, which it shares with every other message arriving
+then (:meth:`~edgesim.network.server.NetworkServer._walk`). A message is
+thus no new SimPy event of its own, and the device needs no fresh inbox.
 """
 
 from __future__ import annotations
 
 import simpy
-from simpy.events import Timeout
 
 from edgesim.network.access import Dedicated
 
@@ -25,40 +30,36 @@ class Device:
         self.i = i
         self.access = access
         self.dedicated = isinstance(access, Dedicated)
+        self.inbox = simpy.Event(env)  # never triggered: see the module docstring
         self.process = env.process(self.run())
 
     def run(self):
         """The device's life: receive, compute, reply; forever (SimPy generator)."""
-        env, server, i = self.env, self.server, self.i
+        env, server, i, inbox = self.env, self.server, self.i, self.inbox
         while True:
             try:
-                plan, j = yield server.inbox[i]
-                if plan is not server.plan:
-                    continue  # a message of a round the server has closed
+                plan = yield inbox
+                if self.dedicated or plan is not server.plan:
+                    # Independent channel: nothing to contend for, so the reply's landing
+                    # instant is known on arrival and the server's timeline holds it.
+                    continue
+                j = plan.slot_list[i]
                 if not plan.sending_list[j]:
                     server.idle(i)
                     continue  # offline when it would have replied
-                if self.dedicated:
-                    # Independent channel: compute, every attempt and the wired path take a
-                    # known time; the reply is one timer that tells the server when it lands,
-                    # and the device is free for its next message meanwhile.
-                    reply = Timeout(env, plan.work_list[j], (i, plan, j))
-                    reply.callbacks.append(server.reply_landed)
-                    continue
-                else:
-                    yield env.timeout(int(plan.compute_ns[j]))
-                    u = plan.up_slot[j]
-                    up = plan.up
-                    attempts, delivered = int(up.attempts[u]), bool(up.delivered[u])
-                    airtime = int(up.airtime_ns[u])
-                    for a in range(attempts):
-                        yield from self.access.transmit(airtime)
-                        last_ok = delivered and a == attempts - 1
-                        yield env.timeout(
-                            int(up.latency_ns[u] + plan.up_backhaul_ns[u])
-                            if last_ok
-                            else int(up.rto_ns[u])
-                        )
+                yield env.timeout(int(plan.compute_ns[j]))
+                u = plan.up_slot[j]
+                up = plan.up
+                attempts, delivered = int(up.attempts[u]), bool(up.delivered[u])
+                airtime = int(up.airtime_ns[u])
+                for a in range(attempts):
+                    yield from self.access.transmit(airtime)
+                    last_ok = delivered and a == attempts - 1
+                    yield env.timeout(
+                        int(up.latency_ns[u] + plan.up_backhaul_ns[u])
+                        if last_ok
+                        else int(up.rto_ns[u])
+                    )
                 server.resolve(i, plan, j)
             except simpy.Interrupt:
                 pass  # cut by the deadline: drop this round's work

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, Timeout
 
 from edgesim import progress
 from edgesim.mechanisms.driver import AgentSide, Counters
@@ -49,7 +49,9 @@ from edgesim.mechanisms.protocol import Gather
 from edgesim.network import to_ns
 from edgesim.network.access import Dedicated
 from edgesim.network.availability import AlwaysOn
+from edgesim.network.compute import ComputeModel
 from edgesim.network.device import Device
+from edgesim.network.links import FixedLink, NoLoss, ShannonLink
 from edgesim.network.secure_round import SecureRounds
 from edgesim.network.trace import Trace
 
@@ -88,13 +90,14 @@ class Plan:
     up_slot: np.ndarray
     resolve_ns: np.ndarray  # when the server knows this recipient's outcome
     reply_ok: np.ndarray  # the reply reaches the server (before any deadline)
-    work_ns: np.ndarray  # from downlink arrival to resolution (device's wait, dedicated medium)
     late: np.ndarray  # under a deadline: would only reach or leave the device after it
     down_lost: int
     down_transmissions: int
     down_retransmissions: int
-    sending_list: list | None = None  # per-slot lists for the device processes (events)
-    work_list: list | None = None
+    steady: bool = False  # from the steady-exchange cache: every recipient received and replied
+    end_ns: int | None = None  # the exchange's length, when the cache knows it
+    sending_list: list | None = None  # for the device processes on shared media (events)
+    slot_list: list | None = None  # device -> its slot, or -1
 
 
 class NetworkServer:
@@ -123,6 +126,14 @@ class NetworkServer:
         self.always_on = isinstance(net.availability, AlwaysOn)
         self.secure = SecureRounds(net.cfg.secagg, net.rng["secagg"])
         self.round_index: dict[str, int] = {}
+        #: every agent, in order: the recipients of a Gather to all (see _steady_plan)
+        self.everyone = np.arange(self.m)
+        self.steady_ok = (
+            self.always_on
+            and self.deadline_ns is None
+            and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
+        )
+        self._steady: dict[tuple[int, int], dict] = {}
         if self.events:
             self._start_devices()
 
@@ -131,9 +142,10 @@ class NetworkServer:
         env = self.env
         aps = self.net.topology.ap_of[self.devices]
         media = {a: self.net.make_access(env, a) for a in np.unique(aps).tolist()}
-        self.inbox = [env.event() for _ in range(self.m)]
         self.busy: set[int] = set()
         self.devices_ = [Device(env, self, i, media[int(aps[i])]) for i in range(self.m)]
+        # The resume callbacks of devices waiting for a message (see Device).
+        self.waiting = [d.inbox.callbacks for d in self.devices_]
         self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
 
     def resolve(self, i: int, plan: Plan, j: int) -> None:
@@ -145,38 +157,85 @@ class NetworkServer:
         if len(self._resolved_slots) == self._expected and not self._done.triggered:
             self._done.succeed()
 
-    def reply_landed(self, timer: simpy.Event) -> None:
-        """Callback of a dedicated-channel reply timer: the reply reached the server."""
-        i, plan, j = timer._value
-        self.resolve(i, plan, j)
-
     def idle(self, i: int) -> None:
         """Device ``i`` received the message but is offline when it would reply."""
         self.busy.discard(i)
+
+    def _walk(self, plan: Plan, t0: int, at_ns: np.ndarray, wake: np.ndarray, land: np.ndarray):
+        """Start walking the exchange's message instants in time order; returns the walk's process.
+
+        ``at_ns`` (relative to ``t0``): when each message arrives; ``wake``:
+        the device it wakes (a downlink) or -1; ``land``: the recipient slot
+        whose reply lands then (an uplink on a dedicated channel) or -1. All
+        messages of one instant share one SimPy event, fired in the order
+        (time, downlinks before replies, device, slot); the devices it wakes
+        resume before the walk goes on. The walk is its own process (one
+        generator frame to resume per instant) and is alone on the event
+        queue meanwhile, bar a deadline timer and devices on a shared
+        medium: per instant one push and one pop, per message one resume.
+        The process's value: the slots whose replies it reached, in order.
+        """
+        order = np.lexsort((land, wake, wake < 0, at_ns))
+        at, wakes, lands = at_ns[order], wake[order], land[order]
+        return self.env.process(self._walking(plan, t0, at.tolist(), wakes.tolist(), lands))
+
+    def _walking(self, plan: Plan, t0: int, at: list, wakes: list, lands: np.ndarray):
+        env, waiting = self.env, self.waiting
+        n, x = len(at), 0
+        while x < n:
+            when = at[x]
+            event = Timeout(env, t0 + when - env._now, plan)  # fires after the wakes below
+            callbacks = event.callbacks
+            while True:
+                i = wakes[x]
+                if i >= 0:
+                    callbacks.append(waiting[i].pop())
+                x += 1
+                if x == n or at[x] != when:
+                    break
+            yield event
+        return lands[lands >= 0]
 
     def _run_events(self, plan: Plan, t0: int):
         """Turn ``plan`` into SimPy events (generator); returns the in-time mask (m,)."""
         env = self.env
         self.plan = plan
+        m = plan.agents.size
+        slots = np.flatnonzero(plan.received)
+        receivers = plan.agents[slots]
+        arrive = plan.arrive_ns[slots]
+        if self.dedicated:
+            # Replies land at known instants (see Device): they join the walk.
+            senders = np.flatnonzero(plan.sending)
+            lands = plan.resolve_ns[senders]
+            if self.deadline_ns is not None:
+                senders, lands = (
+                    senders[lands <= self.deadline_ns],
+                    lands[lands <= self.deadline_ns],
+                )
+            none_r, none_s = np.full(senders.size, -1), np.full(slots.size, -1)
+            landed = yield self._walk(
+                plan,
+                t0,
+                np.concatenate([arrive, lands]),
+                np.concatenate([receivers, none_r]),
+                np.concatenate([none_s, senders]),
+            )
+            end = self._end_of(plan)
+            if t0 + end > env.now:
+                yield env.timeout(t0 + end - env.now)
+            self.plan = None
+            in_time = ~plan.sending
+            in_time[landed] = True
+            return in_time
+        slot_of = np.full(self.m, -1, dtype=np.int64)
+        slot_of[plan.agents] = np.arange(m)
+        plan.slot_list = slot_of.tolist()
         plan.sending_list = plan.sending.tolist()
-        plan.work_list = plan.work_ns.tolist()
         self._done = env.event()
         self._resolved_slots: list[int] = []
         self._expected = int(plan.sending.sum())
-        inbox, schedule, Event = self.inbox, env.schedule, simpy.Event
-        slots = np.flatnonzero(plan.received)
-        receivers = plan.agents[slots].tolist()
-        if not self.dedicated:  # devices that may hold the medium when a deadline cuts them
-            self.busy.update(receivers)
-        # One scheduled event per delivered downlink: the device's inbox fires at arrival.
-        for i, j, delay in zip(
-            receivers, slots.tolist(), plan.arrive_ns[slots].tolist(), strict=True
-        ):
-            event = inbox[i]
-            inbox[i] = Event(env)
-            event._ok = True
-            event._value = (plan, j)
-            schedule(event, NORMAL, delay)
+        self.busy.update(receivers.tolist())  # devices that may hold the medium when cut
         if self.deadline_ns is not None:
             timer = env.event()
             done = self._done  # this round's: the timer may fire after the next round began
@@ -184,6 +243,7 @@ class NetworkServer:
             _fire_at(env, timer, None, self.deadline_ns, DEADLINE_PRIORITY)
         if self._expected == 0 and not self._done.triggered:
             self._done.succeed()
+        yield self._walk(plan, t0, arrive, receivers, np.full(slots.size, -1))
         yield self._done
         # Outcomes the server learns without a reply message (a downlink given up, a
         # device gone offline) are known from the plan: wait for the last of them.
@@ -193,7 +253,6 @@ class NetworkServer:
             end = min(end, self.deadline_ns)
         if t0 + end > env.now:
             yield env.timeout(t0 + end - env.now)
-        # Dedicated channels: a late reply timer finds a closed round and is ignored.
         cut = sorted(self.busy)
         for i in cut:
             self.devices_[i].process.interrupt("deadline")
@@ -216,6 +275,10 @@ class NetworkServer:
         about times past the deadline (the round is closed by then), and no
         uplink is drawn for it.
         """
+        if self.steady_ok and agents is self.everyone and compute:
+            plan = self._steady_plan(down_bytes, up_bytes)
+            if plan is not None:
+                return plan
         net = self.net
         dev = self.devices[agents]
         ap = net.topology.ap_of[dev]
@@ -257,8 +320,6 @@ class NetworkServer:
             late = np.zeros(m, dtype=bool)
         up_time = up.duration_ns + np.where(up.delivered, up_bh, 0)
         resolve[senders] = send_at[senders] + up_time
-        work = np.zeros(m, dtype=np.int64)
-        work[senders] = compute[senders] + up_time
         reply_ok = np.zeros(m, dtype=bool)
         reply_ok[senders] = up.delivered
         return Plan(
@@ -272,15 +333,86 @@ class NetworkServer:
             up_slot=up_slot,
             resolve_ns=resolve,
             reply_ok=reply_ok,
-            work_ns=work,
             late=late,
             down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
             down_transmissions=int(down.attempts.sum()),
             down_retransmissions=int((down.attempts - 1).sum()),
         )
 
+    def _steady_plan(self, down_bytes, up_bytes) -> Plan | None:
+        """The plan of a steady exchange, or None when this one is not steady.
+
+        Steady: to every agent, messages of one size each way, on built-in
+        lossless links, devices always on, no deadline. Then everything but
+        the compute times is the same in every such exchange (the links and
+        the availability draw nothing), so it is computed once per pair of
+        sizes and kept; the compute times are drawn as :meth:`plan_exchange`
+        draws them, unless the built-in model is deterministic (then the
+        whole plan repeats). The plan equals the one the general path would make
+        (a test compares them); its cached arrays are shared and read-only.
+        """
+        up = np.asarray(up_bytes)
+        if np.ndim(down_bytes) != 0 or up.ndim != 1 or up.size != self.m:
+            return None
+        if self.m and not (up == up[0]).all():
+            return None
+        key = (int(down_bytes), int(up[0]) if self.m else 0)
+        c = self._steady.get(key)
+        if c is None:
+            c = self._steady[key] = self._steady_parts(key)
+        if "resolve" in c:  # deterministic compute times: the whole plan repeats
+            compute, resolve = c["compute"], c["resolve"]
+        else:
+            compute = self.net.compute.times_ns(self.devices, self.net.rng["compute"])
+            resolve = c["arrive"] + compute + c["up_time"]
+        return Plan(
+            agents=self.everyone,
+            received=c["yes"],
+            arrive_ns=c["arrive"],
+            compute_ns=compute,
+            sending=c["yes"],
+            up=c["up"],
+            up_backhaul_ns=c["up_bh"],
+            up_slot=self.everyone,
+            resolve_ns=resolve,
+            reply_ok=c["yes"],
+            late=c["no"],
+            down_lost=0,
+            down_transmissions=self.m,
+            down_retransmissions=0,
+            steady=True,
+            end_ns=c.get("end"),
+        )
+
+    def _steady_parts(self, key: tuple[int, int]) -> dict:
+        """Compute what every steady exchange with message sizes ``key`` shares (see above)."""
+        net, m = self.net, self.m
+        ap = net.topology.ap_of[self.devices]
+        down_sizes, up_sizes = (np.full(m, size, dtype=np.int64) for size in key)
+        down = net.downlink.send(self.devices, down_sizes, None)
+        up = net.uplink.send(self.devices, up_sizes, None)
+        up_bh = net.topology.backhaul_ns(ap, up_sizes)
+        parts = {
+            "arrive": net.topology.backhaul_ns(ap, down_sizes) + down.duration_ns,
+            "up": up,
+            "up_bh": up_bh,
+            "up_time": up.duration_ns + up_bh,
+            "yes": np.ones(m, dtype=bool),
+            "no": np.zeros(m, dtype=bool),
+        }
+        if type(net.compute) is ComputeModel and net.compute.model != "shifted-exponential":
+            parts["compute"] = net.compute.times_ns(self.devices, None)  # draws nothing
+            parts["resolve"] = parts["arrive"] + parts["compute"] + parts["up_time"]
+            parts["end"] = int(parts["resolve"].max()) if m else 0
+        for a in parts.values():
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        return parts
+
     def _end_of(self, plan: Plan) -> int:
         """Return the exchange's length (ns) under the round policy, from the plan alone."""
+        if plan.end_ns is not None:
+            return plan.end_ns
         end = int(plan.resolve_ns.max()) if plan.resolve_ns.size else 0
         return end if self.deadline_ns is None else min(end, self.deadline_ns)
 
@@ -312,43 +444,54 @@ class NetworkServer:
         else:
             end = self._end_of(plan)
             yield self.env.timeout(end)
-            in_time = plan.resolve_ns <= end
-        replied = plan.reply_ok & in_time
-        cut = (plan.sending & ~in_time) | plan.late
-        up = plan.up
-        senders = np.flatnonzero(plan.sending)
-        up_lost = int((~up.delivered).sum())
+            in_time = None if plan.steady else plan.resolve_ns <= end
         m = agents.size
         c = self.counters
-        bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
-        sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
-        bytes_up = int(sent_up.sum())
+        tr = self.trace
+        if plan.steady:  # every message delivered once, every reply in time (wait-all)
+            replied = plan.reply_ok
+            cut = plan.late
+            bytes_down = m * int(down_bytes)
+            bytes_up = m * int(up_bytes[0]) if m else 0
+            up_transmissions = m
+            retrans = lost = 0
+            tr.add_to_every_agent(int(down_bytes), int(up_bytes[0]) if m else 0)
+        else:
+            replied = plan.reply_ok & in_time
+            cut = (plan.sending & ~in_time) | plan.late
+            up = plan.up
+            senders = np.flatnonzero(plan.sending)
+            bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
+            sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
+            bytes_up = int(sent_up.sum())
+            up_transmissions = int(up.attempts.sum())
+            retrans = plan.down_retransmissions + up_transmissions - senders.size
+            lost = plan.down_lost + int((~up.delivered).sum())
+            tr.agent_messages_down[agents] += 1
+            tr.agent_messages_up[agents[senders]] += 1
+            tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
+            tr.agent_bytes_up[agents[senders]] += sent_up
+            tr.agent_transmissions[agents[senders]] += up.attempts
+            tr.agent_lost[agents[~plan.received]] += 1
+            tr.agent_lost[agents[senders[~up.delivered]]] += 1
+            tr.agent_cut[agents[cut]] += 1
+        n_cut = 0 if plan.steady else int(cut.sum())
+        senders_n = int(plan.sending.sum()) if not plan.steady else m
         c.messages_down += m
-        c.messages_up += senders.size
+        c.messages_up += senders_n
         c.bytes_down += bytes_down
         c.bytes_up += bytes_up
-        c.transmissions_up += int(up.attempts.sum())
-        retrans = plan.down_retransmissions + int((up.attempts - 1).sum())
+        c.transmissions_up += up_transmissions
         c.retransmissions += retrans
-        lost = plan.down_lost + up_lost
-        c.dropped += lost + int(cut.sum())
+        c.dropped += lost + n_cut
         counted = stage in ("round", "masked_input")
         c.rounds[phase] = c.rounds.get(phase, 0) + counted
-        tr = self.trace
-        tr.agent_messages_down[agents] += 1
-        tr.agent_messages_up[agents[senders]] += 1
-        tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
-        tr.agent_bytes_up[agents[senders]] += sent_up
-        tr.agent_transmissions[agents[senders]] += up.attempts
-        tr.agent_lost[agents[~plan.received]] += 1
-        tr.agent_lost[agents[senders[~up.delivered]]] += 1
-        tr.agent_cut[agents[cut]] += 1
         key = (phase, problem)
         index = self.round_index.get(key, 0)
         if counted:
             self.round_index[key] = index + 1
         down_over, up_over = overhead or (False, False)
-        sec_messages = m * down_over + senders.size * up_over
+        sec_messages = m * down_over + senders_n * up_over
         sec_bytes = bytes_down * down_over + bytes_up * up_over
         tr.add(
             phase=phase,
@@ -361,18 +504,18 @@ class NetworkServer:
             replies=int(replied.sum()),
             bytes_down=bytes_down,
             bytes_up=bytes_up,
-            transmissions=plan.down_transmissions + int(up.attempts.sum()),
+            transmissions=plan.down_transmissions + up_transmissions,
             retransmissions=retrans,
             lost=lost,
-            cut=int(cut.sum()),
+            cut=n_cut,
             secagg_messages=sec_messages,
             secagg_bytes=sec_bytes,
         )
-        return agents[replied]
+        return agents if plan.steady else agents[replied]
 
     def gather(self, step: Gather):
         """Answer one mechanism step over the network (SimPy generator returning Replies)."""
-        agents = np.arange(self.m) if step.agents is None else np.asarray(step.agents)
+        agents = self.everyone if step.agents is None else np.asarray(step.agents)
         if step.ask == "local_model":
             return self.side.answer(step, agents)  # evaluation only: no message
         if step.aggregate is not None and self.secure is not None:
@@ -384,7 +527,7 @@ class NetworkServer:
             replied = yield from self.exchange(agents, down, up, step.phase, step.problem)
             replies = self.side.answer(step, replied)
         progress.update(phase=step.phase, round=self.counters.rounds.get(step.phase, 0))
-        if replied.size < agents.size:
+        if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
             replies.missing = agents[~np.isin(agents, replied)]
         return replies
 
@@ -408,3 +551,8 @@ class NetworkServer:
     def time_by_phase(self) -> dict[str, float]:
         """Return the simulated seconds per phase and in total (the JSON ``sim_time_s``)."""
         return self.trace.time_by_phase()
+
+
+def _deterministic_lossless(link) -> bool:
+    """Whether ``link`` is a built-in link without losses: its sends draw nothing, and repeat."""
+    return type(link) in (FixedLink, ShannonLink) and isinstance(link.loss, NoLoss)

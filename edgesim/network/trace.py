@@ -52,6 +52,16 @@ class Trace:
         self.agent_transmissions = np.zeros(K, dtype=np.int64)
         self.agent_lost = np.zeros(K, dtype=np.int64)
         self.agent_cut = np.zeros(K, dtype=np.int64)
+        # Exchanges in which every agent got one message and replied once, on the first
+        # transmission (steady exchanges): counted here, not per agent, to save K adds each.
+        self.every_agent = {"messages": 0, "bytes_down": 0, "bytes_up": 0}
+
+    def add_to_every_agent(self, bytes_down: int, bytes_up: int) -> None:
+        """Count one message each way for every agent (one steady exchange); returns nothing."""
+        e = self.every_agent
+        e["messages"] += 1
+        e["bytes_down"] += bytes_down
+        e["bytes_up"] += bytes_up
 
     def add(self, **row) -> None:
         """Append one row (every column of :data:`COLUMNS`, times in ns as ``start_ns``/``end_ns``)."""
@@ -81,12 +91,13 @@ class Trace:
 
     def per_agent(self) -> dict[str, list]:
         """Return per-agent totals (lists of K ints), for the JSON ``agents`` objects."""
+        e = self.every_agent
         return {
-            "messages_down": self.agent_messages_down.tolist(),
-            "messages_up": self.agent_messages_up.tolist(),
-            "bytes_down": self.agent_bytes_down.tolist(),
-            "bytes_up": self.agent_bytes_up.tolist(),
-            "transmissions": self.agent_transmissions.tolist(),
+            "messages_down": (self.agent_messages_down + e["messages"]).tolist(),
+            "messages_up": (self.agent_messages_up + e["messages"]).tolist(),
+            "bytes_down": (self.agent_bytes_down + e["bytes_down"]).tolist(),
+            "bytes_up": (self.agent_bytes_up + e["bytes_up"]).tolist(),
+            "transmissions": (self.agent_transmissions + e["messages"]).tolist(),
             "lost": self.agent_lost.tolist(),
             "cut": self.agent_cut.tolist(),
         }

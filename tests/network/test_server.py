@@ -286,10 +286,15 @@ def test_offline_devices_neither_receive_nor_reply():
     assert 0.4 * down < lost < 0.95 * down
 
 
+LOSSY = {"loss": "gilbert-elliott", "arq_max_retries": 2}
+STEADY = {"model": "shannon"}  # lossless: every exchange to all agents is steady
+
+
+@pytest.mark.parametrize("radio", [LOSSY, STEADY], ids=["lossy", "steady"])
 @pytest.mark.parametrize("kind", ["fedavg", "ffl"])
-def test_events_and_batched_give_identical_json(kind):
+def test_events_and_batched_give_identical_json(kind, radio):
     network = {
-        "radio": {"loss": "gilbert-elliott", "arq_max_retries": 2},
+        "radio": radio,
         "compute": {"model": "shifted-exponential"},
         "topology": {"access_points": 3},
     }
@@ -304,7 +309,55 @@ def test_events_and_batched_give_identical_json(kind):
         result["network"]["fidelity"] = "(either)"
         texts.append(to_json(result))
     assert texts[0] == texts[1]
-    assert '"retransmissions": 0,' not in texts[0]  # losses happened
+    assert ('"retransmissions": 0,' not in texts[0]) == (radio is LOSSY)  # losses happened
+
+
+@pytest.mark.parametrize("compute", ["shifted-exponential", "per-sample"])
+def test_steady_plan_equals_the_general_plan(compute):
+    """The steady-exchange cache builds exactly the plan the general path draws."""
+    from edgesim.network.build import Network
+    from edgesim.network.compute import ComputeConfig
+    from edgesim.network.config import NetworkConfig
+    from edgesim.network.links import RadioConfig
+    from edgesim.network.topology import TopologyConfig
+
+    cfg = NetworkConfig(
+        radio=RadioConfig(model="shannon"),
+        compute=ComputeConfig(model=compute),
+        topology=TopologyConfig(access_points=3),
+    )
+    K = 50
+    plans = []
+    for general in (False, True):
+        net = Network(cfg, np.arange(1, K + 1), np.random.SeedSequence(7))
+        srv = NetworkServer(net, None, np.arange(K))
+        assert srv.steady_ok
+        agents = np.arange(K) if general else srv.everyone
+        up = np.full(K, 333, dtype=np.int64)
+        plans.append([srv.plan_exchange(agents, 1234, up) for _ in range(3)])
+    for steady, general in zip(*plans, strict=True):
+        assert steady.steady and not general.steady
+        for field in (
+            "received",
+            "arrive_ns",
+            "compute_ns",
+            "sending",
+            "up_backhaul_ns",
+            "up_slot",
+            "resolve_ns",
+            "reply_ok",
+            "late",
+        ):
+            np.testing.assert_array_equal(getattr(steady, field), getattr(general, field), field)
+        for field in ("attempts", "delivered", "airtime_ns", "latency_ns", "rto_ns"):
+            np.testing.assert_array_equal(getattr(steady.up, field), getattr(general.up, field))
+        assert (steady.down_lost, steady.down_transmissions, steady.down_retransmissions) == (
+            general.down_lost,
+            general.down_transmissions,
+            general.down_retransmissions,
+        )
+    drawn = len({p.resolve_ns.tobytes() for p in plans[0]})
+    assert drawn == (3 if compute == "shifted-exponential" else 1)  # drawn anew, or repeated
 
 
 def test_batched_rejects_shared_uplinks():
