@@ -1,0 +1,187 @@
+"""Paper Fig. 5: DP-FFL's payment accuracy loss against the privacy risk alpha and the number of clusters L.
+
+Scenario ``paper-fig5-privacy``: K = 10, beta = 0.01, Delta = 0.05, T1 = 80,
+T2 = 20 exactly, multinomial logistic regression on every training sample
+(MNIST from IDX files when available: n = 10 000; else the bundled digits,
+n = 1438, see :mod:`analysis.paper_eval`). Panel (a): L = 10, alpha swept;
+panel (b): alpha = 0.1, L swept (L = 1 is left out: with one cluster nobody
+is left to solve for and edgesim pays nothing, Definition 2); panel (c):
+DP-FFL's training loss F(w*) against alpha, the noise's cost to the model.
+
+The payment accuracy loss of a run is the mean over agents of
+|P_k - P_k^VCG| (the paper's |P_k* - P_k^VCG|, Sec. V), with P^VCG the exact
+VCG payments (eq. VCG) of the same data, computed once per seed by an FFL run
+(which is also drawn: the noise-free payment error at the same T1, T2).
+Points are the mean over seeds, error bars the standard deviation over seeds
+(the paper reports both). Both noise calibrations are drawn: the paper's
+sigma^2, sigma_P^2 (eq. noise) and edgesim's tight accountant (DESIGN,
+"Privacy").
+
+Sizes. Full: alpha in {0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10}, L in {2, 3, 4, 5, 6, 8, 10},
+5 seeds, both calibrations. ``--quick``: alpha in {0.1, 1, 10},
+L in {2, 10}, 2 seeds, the paper's calibration only.
+
+    python -m analysis.fig5_payment_accuracy [--quick] [--out DIR]
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from analysis import common, paper_eval
+
+SCENARIO = "paper-fig5-privacy"
+STEM = "fig5_payment_accuracy"
+ALPHAS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+CLUSTERS = [2, 3, 4, 5, 6, 8, 10]
+SERIES_STYLE = {
+    "dp-ffl-paper": dict(color="tab:orange", marker="s", label="DP-FFL, paper's noise (eq. noise)"),
+    "dp-ffl-accountant": dict(
+        color="tab:purple", marker="D", label="DP-FFL, tight accountant noise"
+    ),
+}
+
+
+def sizes(quick: bool) -> tuple[list[float], list[int], list[int], list[str]]:
+    """Return (alphas, cluster counts L, seeds, calibrations)."""
+    if quick:
+        return [0.1, 1.0, 10.0], [2, 10], [0, 1], ["paper"]
+    return ALPHAS, CLUSTERS, [0, 1, 2, 3, 4], ["paper", "accountant"]
+
+
+def payment_loss(result: dict, vcg: np.ndarray, n_k: list[int]) -> float:
+    """Return mean_k |P_k - P_k^VCG| of one run (money units of the payments).
+
+    ``vcg`` and ``n_k`` come from the FFL run of the same seed; the agents'
+    sample counts must agree, else the two runs did not see the same data.
+    """
+    assert [a["n"] for a in result["agents"]] == n_k, "runs of one seed saw different data"
+    return float(np.mean(np.abs(np.asarray(result["payments"], float) - vcg)))
+
+
+def main(argv: Sequence[str] | None = None) -> list[Path]:
+    """Sweep, draw Fig. 5 and write ``fig5_payment_accuracy.png`` and ``.csv``; returns both paths."""
+    args = common.parse_args(argv, __doc__.splitlines()[0])
+    data_over, data_label, mnist = paper_eval.dataset()
+    alphas, clusters, seeds, cals = sizes(args.quick)
+    data_over = data_over + [f"data.samples={10000 if mnist else 0}"]
+    kind = "mnist" if mnist else "digits"
+    common_over = data_over + [f"sweep.seed={seeds}"]
+    cal_list = "[" + ", ".join(f'"{c}"' for c in cals) + "]"
+
+    def sweep(tag: str, over: list[str]) -> list[dict]:
+        return paper_eval.sweep_results(
+            SCENARIO, args.out, common_over + over, workers=args.workers, tag=f"{STEM}-{tag}-{kind}"
+        )
+
+    ref = sweep(
+        "ffl", ["mechanism.kind=ffl", "mechanism.exact_vcg=true", "sweep.mechanism.alpha=[0.1]"]
+    )
+    vcg = {r["seed"]: np.asarray(r["vcg_payments"], float) for r in ref}
+    n_k = {r["seed"]: [a["n"] for a in r["agents"]] for r in ref}
+    by_alpha = sweep(
+        "alpha",
+        [
+            "mechanism.exact_vcg=false",
+            f"sweep.mechanism.alpha={alphas}",
+            f"sweep.mechanism.calibration={cal_list}",
+        ],
+    )
+    by_l = sweep(
+        "clusters",
+        [
+            "mechanism.exact_vcg=false",
+            "sweep.mechanism.alpha=[0.1]",
+            f"sweep.mechanism.clusters={clusters}",
+            f"sweep.mechanism.calibration={cal_list}",
+        ],
+    )
+
+    values: dict[tuple[str, str, float], list[float]] = defaultdict(list)
+    for panel, runs, key in (("alpha", by_alpha, "alpha"), ("clusters", by_l, "clusters")):
+        for r in runs:
+            m = r["scenario"]["mechanism"]
+            series = f"dp-ffl-{m['calibration']}"
+            x = float(m[key])
+            values[(panel, series, x)].append(payment_loss(r, vcg[r["seed"]], n_k[r["seed"]]))
+            if panel == "alpha":
+                values[("train_loss", series, x)].append(r["model"]["global_loss"])
+    for r in ref:
+        err = payment_loss(r, vcg[r["seed"]], n_k[r["seed"]])
+        for panel, xs in (("alpha", alphas), ("clusters", clusters)):
+            for x in (min(xs), max(xs)):
+                values[(panel, "ffl", float(x))].append(err)
+        for x in (min(alphas), max(alphas)):
+            values[("train_loss", "ffl", float(x))].append(r["model"]["global_loss"])
+            values[("train_loss", "optimum", float(x))].append(r["model"]["optimum_loss"])
+
+    rows = []
+    for (panel, series, x), v in sorted(values.items()):
+        mean, std = common.mean_std(v)
+        rows.append(
+            {"panel": panel, "series": series, "x": x, "mean": mean, "std": std, "seeds": len(v)}
+        )
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
+    titles = {
+        "alpha": (
+            "(a) L = 10 clusters",
+            "privacy risk alpha",
+            "payment accuracy loss mean_k |P_k - P_k^VCG|",
+        ),
+        "clusters": (
+            "(b) alpha = 0.1",
+            "number of clusters L",
+            "payment accuracy loss mean_k |P_k - P_k^VCG|",
+        ),
+        "train_loss": (
+            "(c) L = 10: the model's cost of the noise",
+            "privacy risk alpha",
+            "training loss F(w*) (nats/sample)",
+        ),
+    }
+    for ax, panel in zip(axes, ("alpha", "clusters", "train_loss"), strict=True):
+        for series in ("dp-ffl-paper", "dp-ffl-accountant", "ffl", "optimum"):
+            pts = [r for r in rows if r["panel"] == panel and r["series"] == series]
+            if not pts:
+                continue
+            xs = np.array([r["x"] for r in pts])
+            ys = np.array([r["mean"] for r in pts])
+            es = np.array([r["std"] for r in pts])
+            if series == "ffl":
+                ax.plot(
+                    xs, ys, color="tab:blue", ls="--", lw=1.5, label="FFL, no noise (same T1, T2)"
+                )
+            elif series == "optimum":
+                ax.plot(xs, ys, "k:", lw=1.2, label="federated optimum F(w^o)")
+            else:
+                ax.errorbar(xs, ys, yerr=es, capsize=3, lw=1.5, ms=5, **SERIES_STYLE[series])
+        head, xlabel, ylabel = titles[panel]
+        ax.set_title(head, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_yscale("log")
+        if panel != "clusters":
+            ax.set_xscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+    fig.suptitle(
+        f"Paper Fig. 5: DP-FFL payment accuracy loss (K = 10, beta = 0.01, Delta = 0.05, "
+        f"T1 = 80, T2 = 20); mean +- std over {len(seeds)} seeds\ndata: {data_label}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    png = common.save(fig, args.out, STEM)
+    csv = common.write_csv(
+        args.out / f"{STEM}.csv", rows, ["panel", "series", "x", "mean", "std", "seeds"]
+    )
+    return [png, csv]
+
+
+if __name__ == "__main__":
+    main()

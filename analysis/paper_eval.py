@@ -1,0 +1,265 @@
+"""Shared parts of the paper's Sec. VII figures (Figs. 3, 4 and 5): data set, schemes, sweeps, panels.
+
+Not a figure itself: ``fig3_samples``, ``fig4_heterogeneity`` and
+``fig5_payment_accuracy`` import it.
+
+Data set. The paper uses MNIST (60 000 training images). When the four MNIST
+IDX files (optionally gzipped) lie in the folder named by the environment
+variable ``EDGESIM_MNIST`` (or in edgesim's MNIST cache,
+``~/.cache/edgesim/mnist``), the figures run on them through ``data.source =
+mnist`` and ``data.path``; otherwise on scikit-learn's bundled 8x8 digits
+(1 797 images, 1 437 for training, d = 64 + 1), and the figures say so. The
+shipped scenarios' synthetic data is not used: Sec. VII is about MNIST.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+import edgesim
+from analysis import common
+
+#: The four schemes of Figs. 3 and 4 (names of the shipped scenarios' [[sweep.zip]] group).
+SCHEMES = ("ffl", "dp-ffl", "local", "manipulated-fedavg")
+LABELS = {
+    "ffl": "FFL",
+    "dp-ffl": "DP-FFL",
+    "local": "local learning",
+    "manipulated-fedavg": "manipulated FedAvg",
+}
+STYLE = {
+    "ffl": dict(color="tab:blue", marker="o"),
+    "dp-ffl": dict(color="tab:orange", marker="s"),
+    "local": dict(color="tab:green", marker="^"),
+    "manipulated-fedavg": dict(color="tab:red", marker="v"),
+}
+MNIST_STEMS = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
+
+
+def mnist_folder() -> Path | None:
+    """Return the folder holding the four MNIST IDX files ($EDGESIM_MNIST, else the cache), or None."""
+    env = os.environ.get("EDGESIM_MNIST")
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(env).expanduser() if env else Path(base) / "edgesim" / "mnist"
+    names = [
+        (s, s + ".gz", s.replace("-idx", ".idx"), s.replace("-idx", ".idx") + ".gz")
+        for s in MNIST_STEMS
+    ]
+    if folder.is_dir() and all(any((folder / c).is_file() for c in cands) for cands in names):
+        return folder
+    return None
+
+
+def dataset() -> tuple[list[str], str, bool]:
+    """Return (overrides selecting the data, a label for the figures, True when it is MNIST)."""
+    folder = mnist_folder()
+    if folder is not None:
+        return ["data.source=mnist", f"data.path={folder}"], "MNIST (IDX files)", True
+    return (
+        ["data.source=digits"],
+        "bundled scikit-learn digits (8x8, 1437 train images), not MNIST",
+        False,
+    )
+
+
+def manipulation(name: str) -> tuple[int, float]:
+    """Return (agent, gamma) of the manipulated-FedAvg scheme of a shipped scenario's [[sweep.zip]]."""
+    with open(common.scenario_path(name), "rb") as f:
+        doc = tomllib.load(f)
+    group = doc["sweep"]["zip"][0]
+    strategy = group["agents.strategy"][list(group["name"]).index("manipulated-fedavg")][0]
+    return int(strategy["agent"]), float(strategy["gamma"])
+
+
+def sweep_results(
+    name: str, out: Path, overrides: Sequence[str], *, workers: int, tag: str
+) -> list[dict]:
+    """Sweep a shipped scenario under ``out/runs/<tag>`` (resuming); returns each run's output dict.
+
+    As :func:`analysis.common.sweep_rows`, but returns the whole output
+    contract of every run (lists such as ``vcg_payments`` included), ordered
+    by run index. A failed run raises RuntimeError.
+    """
+    res = edgesim.sweep(
+        common.scenario_path(name), out / "runs" / tag, overrides=list(overrides), workers=workers
+    )
+    if res.failed:
+        first = res.failed[0]
+        raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
+    return [r["result"] for r in res.ok]
+
+
+def scheme_metrics(result: dict, honest: np.ndarray) -> dict[str, float]:
+    """Return one run's plotted quantities (losses in nats per sample, accuracy in %).
+
+    ``train_loss``: the paper's global loss F(w*) = sum_k p_k F_k(w*) (local
+    learning: sum_k p_k F_k(w_k^L), each agent's own model on its own data);
+    ``optimum``: F(w^o) when the run computed exact VCG; ``overall_train``
+    and ``overall_test``: the mean over the ``honest`` agents of P_k + F_k(w*)
+    (Definition 1) and of P_k + test loss (the estimate of P_k + E_k(w*));
+    ``accuracy``: the test accuracy weighted over the agents' test samples.
+    """
+    agents = result["agents"]
+    pay = np.array([agents[k]["payment"] for k in honest], float)
+    train = np.array([agents[k]["train_loss"] for k in honest], float)
+    test = np.array([agents[k]["test_loss"] for k in honest], float)
+    m = result["model"]
+    return {
+        "train_loss": float(m["global_loss"]),
+        "optimum": float(m["optimum_loss"]) if m.get("optimum_loss") is not None else math.nan,
+        "overall_train": float(np.mean(pay + train)),
+        "overall_test": float(np.mean(pay + test)),
+        "accuracy": 100.0 * float(m["test_accuracy"]),
+    }
+
+
+def aggregate(
+    results: list[dict], x_of: Callable[[dict], float], honest: np.ndarray
+) -> dict[tuple[str, str, float], tuple[float, float, int]]:
+    """Return {(quantity, scheme, x): (mean, sample std, seeds)} over the seeds of every point.
+
+    ``x_of`` maps a run's output dict to its x value. The federated optimum
+    F(w^o) is reported as scheme ``optimum`` (from the runs that computed it).
+    """
+    values: dict[tuple[str, str, float], list[float]] = defaultdict(list)
+    for r in results:
+        scheme, x = r["name"], float(x_of(r))
+        for q, v in scheme_metrics(r, honest).items():
+            if q == "optimum":
+                if math.isfinite(v):
+                    values[("train_loss", "optimum", x)].append(v)
+                continue
+            values[(q, scheme, x)].append(v)
+    out = {}
+    for key, v in values.items():
+        mean, std = common.mean_std(v)
+        out[key] = (mean, std, len(v))
+    return out
+
+
+#: Panels of Figs. 3 and 4: quantity, y label, y scale.
+PANELS = (
+    ("train_loss", "training loss F(w*) (nats/sample)", "log", "(a) training loss"),
+    (
+        "overall_train",
+        "P_k + F_k(w*) (money + nats/sample)",
+        "symlog",
+        "(b) overall cost, Definition 1 (symlog: linear within +-3)",
+    ),
+    (
+        "overall_test",
+        "P_k + test loss (money + nats/sample)",
+        "symlog",
+        "(c) overall cost with the test loss (symlog: linear within +-3)",
+    ),
+    ("accuracy", "test accuracy (%)", "linear", "(d) test accuracy"),
+)
+
+
+def draw_schemes(axes, stats: dict, x_label: str, log_x: bool) -> list[dict]:
+    """Draw the four panels (mean +- std over seeds); returns the CSV rows of every plotted point."""
+    rows = []
+    for ax, (q, ylabel, yscale, title) in zip(axes, PANELS, strict=True):
+        series = list(SCHEMES) + (["optimum"] if q == "train_loss" else [])
+        for s in series:
+            pts = sorted((x, v) for (qq, ss, x), v in stats.items() if qq == q and ss == s)
+            if not pts:
+                continue
+            xs = np.array([p[0] for p in pts])
+            ys = np.array([p[1][0] for p in pts])
+            es = np.array([p[1][1] for p in pts])
+            if s == "optimum":
+                ax.plot(xs, ys, "k--", lw=1.2, label="federated optimum F(w^o)")
+            else:
+                ax.errorbar(xs, ys, yerr=es, capsize=3, lw=1.5, ms=5, label=LABELS[s], **STYLE[s])
+            for x, (mean, std, seeds) in ((p[0], p[1]) for p in pts):
+                rows.append(
+                    {"panel": q, "series": s, "x": x, "mean": mean, "std": std, "seeds": seeds}
+                )
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        if yscale == "symlog":
+            ax.set_yscale("symlog", linthresh=3.0, linscale=1.5)
+            ticks = [-1000, -100, -10, -3, -2, -1, 0, 1, 2, 3, 10, 100]
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_locator(NullLocator())
+        else:
+            ax.set_yscale(yscale)
+        if log_x:
+            ax.set_xscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    return rows
+
+
+def exact_vcg_in_ffl_only(name: str) -> list[str]:
+    """Return overrides computing exact VCG (hence F(w^o)) only in the FFL runs, no local baseline.
+
+    Local learning is its own scheme here, so no run needs the per-agent
+    local baseline; the other schemes are compared with FFL's optimum.
+    """
+    with open(common.scenario_path(name), "rb") as f:
+        names = tomllib.load(f)["sweep"]["zip"][0]["name"]
+    flags = ", ".join("true" if s == "ffl" else "false" for s in names)
+    return [f"sweep.zip[0].mechanism.exact_vcg=[{flags}]", "output.local_baseline=false"]
+
+
+def scheme_figure(
+    args,
+    scenario: str,
+    stem: str,
+    sweep_over: list[str],
+    seeds: Sequence[int],
+    x_of: Callable[[dict], float],
+    x_name: str,
+    x_label: str,
+    log_x: bool,
+    title: str,
+) -> list[Path]:
+    """Sweep the four schemes of a Fig. 3/4 scenario, draw the 2x2 panels, write PNG + CSV.
+
+    ``sweep_over``: the swept axis as overrides (``sweep.KEY=[...]``);
+    ``x_of`` maps a run's output to its x. Returns [png, csv]; the CSV has
+    one row per plotted point: panel, series, x_name, x, mean, std, seeds.
+    """
+    data_over, data_label, mnist = dataset()
+    over = data_over + exact_vcg_in_ffl_only(scenario) + sweep_over + [f"sweep.seed={list(seeds)}"]
+    tag = f"{stem}-{'mnist' if mnist else 'digits'}"
+    results = sweep_results(scenario, args.out, over, workers=args.workers, tag=tag)
+    agent, gamma = manipulation(scenario)
+    K = results[0]["K"]
+    honest = np.array([k for k in range(K) if k != agent])
+    stats = aggregate(results, x_of, honest)
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
+    rows = draw_schemes(axes.ravel(), stats, x_label, log_x)
+    axes[0, 0].legend(fontsize=8, loc="best")
+    fig.suptitle(
+        f"{title} (K = {K}, alpha = 0.1, beta = 0.01, T1 = 80, T2 = 20)\n"
+        f"manipulated FedAvg: agent {agent} amplifies its gradients by gamma = {gamma:g}; "
+        f"costs are means over the honest agents {honest[0]}..{honest[-1]}; "
+        f"mean +- std over {len(seeds)} seed(s)\ndata: {data_label}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    png = common.save(fig, args.out, stem)
+    for r in rows:
+        r["x_name"] = x_name
+    columns = ["panel", "series", "x_name", "x", "mean", "std", "seeds"]
+    csv = common.write_csv(args.out / f"{stem}.csv", rows, columns)
+    return [png, csv]
