@@ -8,7 +8,7 @@ IDX files (optionally gzipped) lie in the folder named by the environment
 variable ``EDGESIM_MNIST`` (or in edgesim's MNIST cache,
 ``~/.cache/edgesim/mnist``), the figures run on them through ``data.source =
 mnist`` and ``data.path``; otherwise on scikit-learn's bundled 8x8 digits
-(1 797 images, 1 437 for training, d = 64 + 1), and the figures say so. The
+(1 797 images, 1 438 for training, d = 64 + 1), and the figures say so. The
 shipped scenarios' synthetic data is not used: Sec. VII is about MNIST.
 """
 
@@ -71,7 +71,7 @@ def dataset() -> tuple[list[str], str, bool]:
         return ["data.source=mnist", f"data.path={folder}"], "MNIST (IDX files)", True
     return (
         ["data.source=digits"],
-        "bundled scikit-learn digits (8x8, 1437 train images), not MNIST",
+        "bundled scikit-learn digits (8x8 images, 1438 for training), not MNIST",
         False,
     )
 
@@ -203,6 +203,9 @@ def draw_schemes(axes, stats: dict, x_label: str, log_x: bool) -> list[dict]:
             ax.set_yscale(yscale)
         if log_x:
             ax.set_xscale("log")
+            ax.xaxis.set_major_locator(FixedLocator(sorted({x for _, _, x in stats})))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         ax.grid(True, which="both", alpha=0.3)
     return rows
 
