@@ -9,7 +9,12 @@ edgesim's agent 0 is the paper's agent 1). Panels:
     Proposition 3 bound at delta = 0.01;
 (c) the same at gamma = 3 (mean = 0.1, as in the paper's caption) against delta;
 (d) agent 0's overall loss J_0 = P_0 + F_0(w*) (Definition 1) relative to
-    telling the truth, J_0(gamma) - J_0(1), under FFL and FedAvg.
+    telling the truth, J_0(gamma) - J_0(1), under FFL and FedAvg. Under FFL,
+    gamma > 2 makes agent 1's Phase II problem (the other agent's payment)
+    diverge at the theory step 1/((1 - p_1) L_g) = 1/(p_0 L_g): agent 0's
+    amplified reports multiply that objective's curvature by gamma. The
+    best-response search scores a diverged run as an infinite loss, so those
+    points are not drawn.
 
 The measured curves come from the scenario's ``[best_response]`` search (its
 grid of evaluated gamma); E_0 is estimated on 20 000 fresh samples of agent 0.
@@ -284,6 +289,17 @@ def draw(rows: list[dict]) -> plt.Figure:
                 ls = "-" if mech == "ffl" else "--"
                 ax.plot(*zip(*pts, strict=True), ls, color=c, marker=".", label=label)
             ax.axhline(0.0, color="0.6", lw=0.8)
+            ax.text(
+                0.97,
+                0.5,
+                "FFL stops at $\\gamma$ = 2: beyond it agent 1's\nPhase II diverges "
+                "(step 1/($p_0 L_g$)); the\nsearch scores that as an infinite loss",
+                transform=ax.transAxes,
+                ha="right",
+                va="center",
+                fontsize=8,
+                color="tab:green",
+            )
             ax.set_yscale("symlog", linthresh=1e-3)
             ax.set_ylabel("$J_0(\\gamma) - J_0(1)$ (loss units)")
         else:

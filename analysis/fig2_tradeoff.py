@@ -199,7 +199,7 @@ def draw(rows: list[dict], c: dict) -> plt.Figure:
         "(b) bound on $|E[P_k^*] - P_k^{VCG}|$ (eq. ABC at the rule's T) and runs", fontsize=10
     )
     ax_t.legend(fontsize=8)
-    ax_b.legend(fontsize=8, loc="lower left")
+    ax_b.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.suptitle(
         f"Fig. 2 / Proposition 9: DP-FFL on dp-ffl-privacy (ridge, synthetic), K = {c['K']}, L = K, "
         f"n$_{{(1)}}$ = {c['n_min']}, d = {c['d']}, $L_f$ = {c['L_f']:g}, $\\mu$ = {c['mu']:g}, "
