@@ -16,7 +16,11 @@ The paper's rule is a left Riemann sum (error O(eta2), Prop. 4); the
 trapezoid rule is exact for quadratic losses and needs no extra round: the
 gradient at w[t+1] is the next round's report (slip 4). Each problem runs at
 least T2 rounds and then until |sum_{j != k} p_j grad F_j|^2 / (2 (1 - p_k) mu)
-<= p_k epsilon (slip 5), capped by ``phase2_max_rounds``.
+<= p_k epsilon (slip 5), capped by ``phase2_max_rounds``. A round with missing
+replies (lost on the network, or cut by a deadline) cannot certify that check:
+its gradient is a reweighted estimate over a random subset of the others,
+whose norm does not vanish at the optimum. After T2 rounds such a round ends
+the problem, as Theorem 1's T2 alone would.
 
 Messages (each direction, lossless): K T1 + K + sum_k (K - 1) T2_k (with the paper's
 rule and no stopping check the last step needs no report: T2_k - 1 rounds per problem).
@@ -57,6 +61,7 @@ def ffl(ctx: ServerContext):
     G0[r.agents] = r.values
     L_f = float(np.max(np.linalg.norm(r.values, axis=1))) if r.values.size else 0.0
     g_all = p[r.agents] @ r.values
+    complete0 = r.missing.size == 0
     T2 = _phase2_target(ctx, L_f)
 
     payments = np.zeros(K)
@@ -77,7 +82,7 @@ def ffl(ctx: ServerContext):
     G_minus = (g_all[None, :] - p[:, None] * G0) * scale[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
-        converged0 = grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon
+        converged0 = (grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon) | (not complete0)
     # With one agent the others' objective is empty: P_k = 0 (eq. VCG), no Phase II.
     active = np.flatnonzero(((T2 > 0) | (cfg.phase2_check & ~converged0)) & (weights > 0))
     everyone = np.arange(K)
@@ -86,10 +91,11 @@ def ffl(ctx: ServerContext):
         mu_k = weight * ctx.mu
         others = np.delete(everyone, k)
         w, g = w_star, G_minus[k]
+        complete = complete0
         P = 0.0
         t = 0
         while True:
-            converged = float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
+            converged = not complete or float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
             if t >= T2 and (not cfg.phase2_check or converged):
                 break
             if t >= cfg.phase2_max_rounds or not np.isfinite(g).all():
@@ -105,6 +111,7 @@ def ffl(ctx: ServerContext):
             if rep.values is not None and rep.values.size:
                 L_f = max(L_f, float(np.sqrt(np.einsum("ij,ij->i", rep.values, rep.values).max())))
             g_next = weighted_total(rep, p[rep.agents], weight)
+            complete = rep.missing.size == 0
             # w[t] - w[t+1] = eta2 g exactly; computing it as a difference loses digits.
             if trapezoid:
                 P += eta2 * float(g @ (g + g_next)) / (2.0 * pk)

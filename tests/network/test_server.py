@@ -366,3 +366,29 @@ def test_batched_rejects_shared_uplinks():
     with pytest.raises(ScenarioErrors, match="network.fidelity"):
         scenario({"fidelity": "batched", "radio": {"access": "tdma"}})
     assert np.isfinite(scenario({"fidelity": "events", "radio": {"access": "tdma"}}).seed)
+
+
+def test_ffl_phase2_stops_after_T2_when_replies_go_missing():
+    """A lossy round cannot certify the stopping check: problems end at T2, not at the cap."""
+    network = {
+        "fidelity": "batched",
+        "radio": {"loss": "bernoulli", "loss_prob": 0.2, "arq_max_retries": 0},
+    }
+    mech = {
+        "kind": "ffl",
+        "phase1_rounds": 30,
+        "phase2_rounds": 4,
+        "phase2_check": True,
+        "phase2_max_rounds": 300,
+        "epsilon": 1e-6,  # a check that a lossless run would keep iterating for
+    }
+    sc = scenario(network, mechanism=mech, agents={"count": 30})
+    result = run(sc)
+    per_agent = result["iterations"]["phase2_per_agent"]
+    # P(all 29 replies of a round arrive) = 0.8^29 < 0.2%: essentially every round is lossy.
+    assert min(per_agent) == 4 and max(per_agent) <= 6
+    assert result["mechanism_info"]["phase2_capped"] == []
+    assert result["communication"]["dropped"] > 0
+    network["radio"]["loss_prob"] = 0.0
+    lossless = run(scenario(network, mechanism=mech, agents={"count": 30}))
+    assert max(lossless["iterations"]["phase2_per_agent"]) > 6  # there the check keeps going
