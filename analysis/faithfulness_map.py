@@ -35,7 +35,7 @@ stopping rule at epsilon = 1e-3; DP-FFL runs T1 = 80, T2 = 20, L = K, alpha =
 0.1 (paper calibration). Full size: Delta in {0, 0.5, 1} (an intermediate
 size: each search costs about 15 mechanism runs), every agent, 5 grid points of
 gamma plus the refinement to 0.05 in log gamma. Quick: Delta in {0, 1},
-agent 0, 600 samples, 3 grid points, refinement to 0.3.
+agent 0, 400 samples, 3 grid points, refinement to 0.3, Delta_tol = 0.01.
 """
 
 from __future__ import annotations
@@ -72,17 +72,17 @@ COLOR = {"fedavg": "tab:red", "ffl": "tab:green", "dp-ffl": "tab:blue"}
 
 def _size(quick: bool) -> tuple[list[str], list[float], list[int]]:
     """Return (common overrides, Delta values, agents searched)."""
-    samples, deltas, agents, points, xtol = (
-        (600, [0.0, 1.0], [0], 3, 0.3)
+    samples, deltas, agents, points, xtol, tol = (
+        (400, [0.0, 1.0], [0], 3, 0.3, 0.01)
         if quick
-        else (2000, [0.0, 0.5, 1.0], list(range(K)), 5, 0.05)
+        else (2000, [0.0, 0.5, 1.0], list(range(K)), 5, 0.05, 0.001)
     )
     common_ov = [
         f"agents.count={K}",
         f"data.samples={samples}",
         "data.features=5",
         "model.l2=0.1",
-        "mechanism.theory_delta=0.001",
+        f"mechanism.theory_delta={tol}",
         "mechanism.epsilon=0.001",
         "output.local_baseline=false",
         "best_response.enabled=true",
