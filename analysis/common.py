@@ -75,9 +75,7 @@ def sweep_rows(
     its error, since a figure drawn from a partial sweep would mislead.
     """
     runs = out / "runs" / (tag or name)
-    res = edgesim.sweep(
-        scenario_path(name), runs, overrides=list(overrides) or None, workers=workers
-    )
+    res = edgesim.sweep(scenario_path(name), runs, overrides=_overrides(overrides), workers=workers)
     if res.failed:
         first = res.failed[0]
         raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
@@ -86,7 +84,14 @@ def sweep_rows(
 
 def run_one(name: str, overrides: Sequence[str] | dict = ()) -> dict:
     """Run a shipped scenario once (no sweep); returns the output-contract dict."""
-    return edgesim.run(scenario_path(name), overrides=list(overrides) or None).to_dict()
+    return edgesim.run(scenario_path(name), overrides=_overrides(overrides)).to_dict()
+
+
+def _overrides(overrides: Sequence[str] | dict) -> list[str] | dict | None:
+    """Return overrides as the API takes them: a dict, a list of ``key=value``, or None."""
+    if isinstance(overrides, dict):
+        return dict(overrides) or None
+    return list(overrides) or None
 
 
 def write_csv(path: Path, rows: Iterable[dict], columns: Sequence[str] | None = None) -> Path:
