@@ -131,6 +131,14 @@ def read_figure(folder: Path, stem: str) -> list[dict]:
     return read_csv(folder / f"{stem}.csv")
 
 
+def by_series(rows: Iterable[dict], x: str = "x", y: str = "mean") -> dict:
+    """Group tidy CSV rows as {(panel, series): {x: y}}; returns that dict."""
+    out: dict = {}
+    for r in rows:
+        out.setdefault((r["panel"], r["series"]), {})[r[x]] = r[y]
+    return out
+
+
 def _text(v) -> str:
     if v is None:
         return ""

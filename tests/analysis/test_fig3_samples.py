@@ -12,10 +12,7 @@ STEM = "fig3_samples"
 @pytest.fixture(scope="module")
 def points(quick_figure):
     """Return {(panel, series): {n: mean}} read from the quick CSV."""
-    out: dict = {}
-    for r in common.read_figure(quick_figure(STEM), STEM):
-        out.setdefault((r["panel"], r["series"]), {})[r["x"]] = r["mean"]
-    return out
+    return common.by_series(common.read_figure(quick_figure(STEM), STEM))
 
 
 def test_every_scheme_and_panel_is_plotted(points):

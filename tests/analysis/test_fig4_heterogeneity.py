@@ -10,10 +10,7 @@ STEM = "fig4_heterogeneity"
 @pytest.fixture(scope="module")
 def points(quick_figure):
     """Return {(panel, series): {Delta: mean}} read from the quick CSV."""
-    out: dict = {}
-    for r in common.read_figure(quick_figure(STEM), STEM):
-        out.setdefault((r["panel"], r["series"]), {})[r["x"]] = r["mean"]
-    return out
+    return common.by_series(common.read_figure(quick_figure(STEM), STEM))
 
 
 def test_delta_moves_local_learning_not_ffl(points):
