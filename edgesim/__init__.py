@@ -120,8 +120,9 @@ class SweepResult:
     """What :func:`sweep` did and found.
 
     ``summary``: an ``edgesim.sweep.SweepSummary`` (counts, ``interrupted``);
-    ``records``: the newest record of every run (read back from ``out_dir``,
-    or kept in memory when there is none), ordered by run index; ``plan``: the runs.
+    ``records``: the newest record of every run of this plan (read back from
+    ``out_dir``, or kept in memory when there is none; runs of other plans
+    in the same folder are left out), ordered by run index; ``plan``: the runs.
     """
 
     def __init__(self, plan, summary, records: list[dict]):
@@ -195,6 +196,13 @@ def _sweep_api(
             manifest=info,
         )
     records = sw.load_records(out_dir) if out_dir is not None else sw.latest(summary.records)
+    # The folder may also hold runs of other plans (an earlier grid, another size):
+    # keep this plan's, in its order and under its indices.
+    order = {run.run_id: i for i, run in enumerate(plan.runs)}
+    records = sorted(
+        ({**r, "index": order[r["run_id"]]} for r in records if r["run_id"] in order),
+        key=lambda r: r["index"],
+    )
     return SweepResult(plan, summary, records)
 
 

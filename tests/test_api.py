@@ -64,6 +64,14 @@ def test_sweep_in_memory_and_on_disk(tmp_path):
     assert "SweepResult(4 ok, 0 failed of 4)" == repr(again)
 
 
+def test_sweep_records_are_this_plans_only(tmp_path):
+    """A folder holding an earlier, larger grid gives back only the runs asked for now."""
+    edgesim.sweep(dict(TINY, sweep={"seed": [0, 1, 2]}), tmp_path, workers=0)
+    res = edgesim.sweep(dict(TINY, sweep={"seed": [2, 0]}), tmp_path, workers=0)
+    assert res.summary.skipped == 2
+    assert [(r["index"], r["result"]["seed"]) for r in res.records] == [(0, 2), (1, 0)]
+
+
 def test_sweep_is_also_the_module():
     import edgesim.sweep as module
 
