@@ -179,3 +179,24 @@ def mean_std(values: Iterable[float]) -> tuple[float, float]:
     if v.size == 0:
         return math.nan, math.nan
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def mean_std_count(values: Iterable[float]) -> tuple[float, float, int]:
+    """Return :func:`mean_std` of the finite values and how many there were (the seeds counted)."""
+    finite = [x for x in values if x is not None and math.isfinite(x)]
+    return (*mean_std(finite), len(finite))
+
+
+def setting(result: dict, keys: Sequence[str]) -> str:
+    """Return "name = value" pairs of a run's mechanism keys (e.g. alpha, phase1_rounds), joined.
+
+    Read from the run's resolved scenario, so a caption states what ran.
+    """
+    short = {"phase1_rounds": "T1", "phase2_rounds": "T2", "clusters": "L"}
+    mech = result["scenario"]["mechanism"]
+    return ", ".join(
+        f"{short.get(k, k)} = {mech[k]:g}"
+        if isinstance(mech[k], float)
+        else f"{short.get(k, k)} = {mech[k]}"
+        for k in keys
+    )

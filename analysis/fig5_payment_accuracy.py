@@ -55,7 +55,7 @@ def sizes(quick: bool) -> tuple[list[float], list[int], list[int], list[str]]:
 
 
 def payment_loss(result: dict, vcg: np.ndarray, n_k: list[int]) -> float:
-    """Return mean_k |P_k - P_k^VCG| of one run (money units of the payments).
+    """Return mean_k |P_k - P_k^VCG| of one run (payments are in loss units).
 
     ``vcg`` and ``n_k`` come from the FFL run of the same seed; the agents'
     sample counts must agree, else the two runs did not see the same data.
@@ -122,25 +122,25 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
 
     rows = []
     for (panel, series, x), v in sorted(values.items()):
-        mean, std = common.mean_std(v)
+        mean, std, count = common.mean_std_count(v)
         rows.append(
-            {"panel": panel, "series": series, "x": x, "mean": mean, "std": std, "seeds": len(v)}
+            {"panel": panel, "series": series, "x": x, "mean": mean, "std": std, "seeds": count}
         )
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
     titles = {
         "alpha": (
-            "(a) L = 10 clusters",
+            f"(a) {common.setting(by_alpha[0], ['clusters'])} clusters",
             "privacy risk alpha",
-            "payment accuracy loss mean_k |P_k - P_k^VCG|",
+            "payment accuracy loss mean_k |P_k - P_k^VCG| (loss units)",
         ),
         "clusters": (
-            "(b) alpha = 0.1",
+            f"(b) {common.setting(by_l[0], ['alpha'])}",
             "number of clusters L",
-            "payment accuracy loss mean_k |P_k - P_k^VCG|",
+            "payment accuracy loss mean_k |P_k - P_k^VCG| (loss units)",
         ),
         "train_loss": (
-            "(c) L = 10: the model's cost of the noise",
+            f"(c) {common.setting(by_alpha[0], ['clusters'])}: the model's cost of the noise",
             "privacy risk alpha",
             "training loss F(w*) (nats/sample)",
         ),
@@ -171,8 +171,10 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     fig.suptitle(
-        f"Paper Fig. 5: DP-FFL payment accuracy loss (K = 10, beta = 0.01, Delta = 0.05, "
-        f"T1 = 80, T2 = 20); mean +- std over {len(seeds)} seeds\ndata: {data_label}",
+        f"Paper Fig. 5: DP-FFL payment accuracy loss (K = {ref[0]['K']}, "
+        f"{common.setting(ref[0], ['beta', 'phase1_rounds', 'phase2_rounds'])}, Delta = "
+        f"{ref[0]['scenario']['data']['partition']['delta']:g}); mean +- std over {len(seeds)}"
+        f" seeds\ndata: {data_label}",
         fontsize=10,
     )
     fig.tight_layout()

@@ -51,8 +51,13 @@ MNIST_STEMS = (
 
 
 def mnist_folder() -> Path | None:
-    """Return the folder holding the four MNIST IDX files ($EDGESIM_MNIST, else the cache), or None."""
+    """Return the folder holding the four MNIST IDX files ($EDGESIM_MNIST, else the cache), or None.
+
+    ``EDGESIM_MNIST=none`` forces the bundled digits data.
+    """
     env = os.environ.get("EDGESIM_MNIST")
+    if env == "none":  # forced off (the tests' thresholds are set for the digits data)
+        return None
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     folder = Path(env).expanduser() if env else Path(base) / "edgesim" / "mnist"
     names = [
@@ -132,6 +137,9 @@ def aggregate(
 ) -> dict[tuple[str, str, float], tuple[float, float, int]]:
     """Return {(quantity, scheme, x): (mean, sample std, seeds)} over the seeds of every point.
 
+    A run whose value is not finite (diverged) is left out of its point's
+    mean and of its seed count.
+
     ``x_of`` maps a run's output dict to its x value. The federated optimum
     F(w^o) is reported as scheme ``optimum`` (from the runs that computed it).
     """
@@ -146,8 +154,7 @@ def aggregate(
             values[(q, scheme, x)].append(v)
     out = {}
     for key, v in values.items():
-        mean, std = common.mean_std(v)
-        out[key] = (mean, std, len(v))
+        out[key] = common.mean_std_count(v)
     return out
 
 
@@ -253,7 +260,8 @@ def scheme_figure(
     rows = draw_schemes(axes.ravel(), stats, x_label, log_x)
     axes[0, 0].legend(fontsize=8, loc="best")
     fig.suptitle(
-        f"{title} (K = {K}, alpha = 0.1, beta = 0.01, T1 = 80, T2 = 20)\n"
+        f"{title} (K = {K}, "
+        f"{common.setting(results[0], ['alpha', 'beta', 'phase1_rounds', 'phase2_rounds'])})\n"
         f"manipulated FedAvg: agent {agent} amplifies its gradients by gamma = {gamma:g}; "
         f"costs are means over the honest agents {honest[0]}..{honest[-1]}; "
         f"mean +- std over {len(seeds)} seed(s)\ndata: {data_label}",
