@@ -196,35 +196,51 @@ CONTEXT = (
 )
 
 
-def tidy_rows(by_mech: dict[str, list[dict]]) -> tuple[list[dict], dict]:
-    """Build the CSV rows (one per plotted point) and the fitted slopes; returns (rows, fits)."""
-    rows: list[dict] = []
-    fits: dict = {}
+def tidy_rows(by_mech: dict[str, list[dict]], network: dict) -> list[dict]:
+    """Build the CSV rows, one per plotted point, from which :func:`draw` draws; returns them.
 
-    def add(panel, series, rec, y, slope=math.nan, kmin=None, kmax=None):
+    ``y`` is the measured (or formula, fit, bound) value and ``y_plot`` the
+    value drawn (FFL's K T2 = 0 is drawn at 0.5 on the log axis). Messages,
+    bytes and time rows carry the log-log ``slope`` (and ``intercept``) fitted
+    over ``fit_K_min``..``fit_K_max``; T1 rows carry T1 = slope ln K + intercept
+    and the fitted line's points are rows of series "<mech> fit". ``network``
+    (the runs' ``scenario.network``) gives the suptitle's columns.
+    """
+    rows: list[dict] = []
+    net = {
+        "bandwidth_bps": network["radio"]["bandwidth_bps"],
+        "latency_s": network["radio"]["latency_s"],
+        "loss_prob": network["radio"]["loss_prob"],
+        "loss": network["radio"]["loss"],
+        "arq_max_retries": network["radio"]["arq_max_retries"],
+        "fidelity": network["fidelity"],
+    }
+
+    def add(panel, series, rec, y, slope=math.nan, kmin=None, kmax=None, **extra):
         row = {"panel": panel, "series": series, "mechanism": rec["mechanism"], "K": rec["K"]}
-        row.update(y=y, slope=slope, fit_K_min=kmin, fit_K_max=kmax)
+        row.update(y=y, y_plot=y, slope=slope, fit_K_min=kmin, fit_K_max=kmax)
         row.update({k: rec.get(k) for k in CONTEXT})
+        row.update(KT2_bound=rec.get("KT2_bound"), **net)
+        row.update(extra)
         rows.append(row)
 
     for mech, recs in by_mech.items():
         for panel, key in (("messages", "messages"), ("bytes", "bytes"), ("time", "sim_time_s")):
-            s, _, k0, k1 = fit(recs, key)
-            fits[(panel, mech)] = (s, k0, k1)
+            s, c, k0, k1 = fit(recs, key)
+            paper = PAPER_SLOPE[mech] if panel == "messages" else None
             for r in recs:
-                add(panel, mech, r, r[key], s, k0, k1)
+                add(panel, mech, r, r[key], s, k0, k1, intercept=c, paper_slope=paper)
         if mech == "ffl":
             for name, keep in (
                 ("T2=0", lambda r: r["T2_target"] == 0),
                 ("T2>0", lambda r: r["T2_target"] > 0),
             ):
-                s, _, k0, k1 = fit(recs, "messages", keep)
-                fits[("messages", f"ffl {name}")] = (s, k0, k1)
+                s, c, k0, k1 = fit(recs, "messages", keep)
                 for r in recs:
                     if keep(r):
-                        add("messages", f"ffl {name} fit", r, r["messages"], s, k0, k1)
+                        add("messages", f"ffl {name} fit", r, r["messages"], s, k0, k1, intercept=c)
             for r in recs:
-                add("phase2", "ffl K T2", r, r["phase2_total"])
+                add("phase2", "ffl K T2", r, r["phase2_total"], y_plot=max(r["phase2_total"], 0.5))
                 add("phase2", "ffl Theorem 1 bound", r, r["KT2_bound"])
         if mech in ("fedavg", "ffl", "vcg-federated"):
             for r in recs:
@@ -234,46 +250,59 @@ def tidy_rows(by_mech: dict[str, list[dict]]) -> tuple[list[dict], dict]:
                 add("phase2", "dp-ffl L T2", r, r["phase2_total"])
         if mech in ("ffl", "dp-ffl"):
             a, b = t1_log_fit(recs)
-            fits[("T1", mech)] = (a, b)
+            k0, k1 = min(x["K"] for x in recs), max(x["K"] for x in recs)
             for r in recs:
-                add("T1", mech, r, r["T1"], a, min(x["K"] for x in recs), max(x["K"] for x in recs))
-    return rows, fits
+                add("T1", mech, r, r["T1"], a, k0, k1, intercept=b)
+            for r in recs:
+                line = a * math.log(r["K"]) + b
+                add("T1", f"{mech} fit", r, line, a, k0, k1, intercept=b)
+    return rows
 
 
-def draw(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> plt.Figure:
-    """Draw the five panels and the claims box; returns the figure."""
+def series(rows: list[dict], panel: str, name: str) -> list[dict]:
+    """Rows of one panel and series, sorted by K."""
+    return sorted(
+        (r for r in rows if r["panel"] == panel and r["series"] == name), key=lambda r: r["K"]
+    )
+
+
+def draw(rows: list[dict], quick: bool) -> plt.Figure:
+    """Draw the five panels and the claims box from the CSV rows; returns the figure."""
     fig, axes = plt.subplots(2, 3, figsize=(17, 10.5))
     ax_m, ax_b, ax_t, ax_r, ax_p, ax_txt = axes.ravel()
     panels = (
-        (ax_m, "messages", "messages", "(a) messages sent, both directions (count)"),
-        (ax_b, "bytes", "bytes", "(b) bytes sent, both directions (B)"),
-        (ax_t, "time", "sim_time_s", "(c) simulated time to finish (s)"),
+        (ax_m, "messages", "(a) messages sent, both directions (count)"),
+        (ax_b, "bytes", "(b) bytes sent, both directions (B)"),
+        (ax_t, "time", "(c) simulated time to finish (s)"),
     )
-    for ax, panel, key, ylabel in panels:
-        for mech, recs in by_mech.items():
-            K = [r["K"] for r in recs]
-            s, _, _ = fits[(panel, mech)]
-            slope = f"slope {s:.2f}"
+    for ax, panel, ylabel in panels:
+        for mech in MECHANISMS:
+            pts = series(rows, panel, mech)
+            slope = f"slope {pts[0]['slope']:.2f}"
             if panel == "messages" and mech == "ffl":
                 slope += " (all K: not one power law)"
             ax.plot(
-                K,
-                [r[key] for r in recs],
+                [r["K"] for r in pts],
+                [r["y_plot"] for r in pts],
                 marker=MARKERS[mech],
                 color=COLORS[mech],
                 lw=1.5,
                 label=f"{LABELS[mech]}: {slope}",
             )
             if panel == "messages" and mech != "dp-ffl":
-                ax.plot(
-                    K, [2 * r["formula_per_direction"] for r in recs], ls=":", color="k", lw=0.8
-                )
+                f = series(rows, panel, f"{mech} formula")
+                ax.plot([r["K"] for r in f], [r["y_plot"] for r in f], ls=":", color="k", lw=0.8)
         if panel == "messages":
             for name, what in (("T2>0", "T2 > 0"), ("T2=0", "T2 = 0")):
-                s, k0, k1 = fits[("messages", f"ffl {name}")]
-                if not math.isnan(s):
+                pts = series(rows, "messages", f"ffl {name} fit")
+                if pts and not math.isnan(pts[0]["slope"]):
+                    r = pts[0]
                     ax.plot(
-                        [], [], " ", label=f"FFL where {what} (K = {k0:g}..{k1:g}): slope {s:.2f}"
+                        [],
+                        [],
+                        " ",
+                        label=f"FFL where {what} (K = {r['fit_K_min']:g}..{r['fit_K_max']:g}): "
+                        f"slope {r['slope']:.2f}",
                     )
             ax.plot([], [], ls=":", color="k", lw=0.8, label="formula, 2 x per direction")
         ax.set_xscale("log")
@@ -283,19 +312,22 @@ def draw(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> plt.Figure:
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, loc="upper left" if panel == "time" else "lower right")
     for mech in ("ffl", "dp-ffl"):
-        recs = by_mech[mech]
-        K = np.array([r["K"] for r in recs], float)
-        a, b = fits[("T1", mech)]
+        pts, line = series(rows, "T1", mech), series(rows, "T1", f"{mech} fit")
         ax_r.plot(
-            K,
-            [r["T1"] for r in recs],
+            [r["K"] for r in pts],
+            [r["y_plot"] for r in pts],
             marker=MARKERS[mech],
             color=COLORS[mech],
             ls="",
             label=f"{LABELS[mech]}",
         )
+        a, b = line[0]["slope"], line[0]["intercept"]
         ax_r.plot(
-            K, a * np.log(K) + b, color=COLORS[mech], lw=1, label=f"fit {a:.2f} ln K {b:+.1f}"
+            [r["K"] for r in line],
+            [r["y_plot"] for r in line],
+            color=COLORS[mech],
+            lw=1,
+            label=f"fit {a:.2f} ln K {b:+.1f}",
         )
     ax_r.set_xscale("log")
     ax_r.set_xlabel("agents K")
@@ -303,26 +335,22 @@ def draw(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> plt.Figure:
     ax_r.set_title("(d) Phase I rounds: O(log K) (Theorem 1; Prop. 9 for DP-FFL)", fontsize=10)
     ax_r.grid(True, alpha=0.3)
     ax_r.legend(fontsize=8, loc="upper left")
-    ffl = by_mech["ffl"]
-    K = [r["K"] for r in ffl]
-    ax_p.plot(
-        K,
-        [max(r["phase2_total"], 0.5) for r in ffl],
-        marker="s",
-        color=COLORS["ffl"],
-        label="FFL: K T2 = sum_k T2_k (0 drawn at 0.5)",
-    )
-    ax_p.plot(
-        K,
-        [r["KT2_bound"] for r in ffl],
-        color=COLORS["ffl"],
-        ls="--",
-        label="Theorem 1: K T2 <= c/(e l) + c (corrected)",
-    )
-    dp = by_mech["dp-ffl"]
+    for name, style, label in (
+        ("ffl K T2", dict(marker="s"), "FFL: K T2 = sum_k T2_k (0 drawn at 0.5)"),
+        ("ffl Theorem 1 bound", dict(ls="--"), "Theorem 1: K T2 <= c/(e l) + c (corrected)"),
+    ):
+        pts = series(rows, "phase2", name)
+        ax_p.plot(
+            [r["K"] for r in pts],
+            [r["y_plot"] for r in pts],
+            color=COLORS["ffl"],
+            label=label,
+            **style,
+        )
+    dp = series(rows, "phase2", "dp-ffl L T2")
     ax_p.plot(
         [r["K"] for r in dp],
-        [r["phase2_total"] for r in dp],
+        [r["y_plot"] for r in dp],
         marker="^",
         color=COLORS["dp-ffl"],
         label="DP-FFL: L T2 (L clusters)",
@@ -341,37 +369,46 @@ def draw(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> plt.Figure:
     ax_txt.text(
         0,
         1,
-        claims_text(by_mech, fits, quick),
+        claims_text(rows),
         va="top",
         ha="left",
         fontsize=9,
         family="monospace",
         transform=ax_txt.transAxes,
     )
-    eps = by_mech["ffl"][0]["epsilon"]
+    r0 = series(rows, "messages", "ffl")[0]
     fig.suptitle(
-        "Communication vs K, scenario comm-vs-k: ridge, synthetic data (10 samples/agent, d = 20), "
-        f"epsilon = {eps:g}{' (--quick)' if quick else ''}\n"
-        "one 20 Mbit/s cell, 5 ms latency, 5 % Bernoulli loss, ARQ up to 3 retransmissions, "
-        "batched fidelity",
+        f"Communication vs K, scenario {SCENARIO}: ridge, synthetic data "
+        f"({SAMPLES_PER_AGENT} samples/agent, d = 20), "
+        f"epsilon = {r0['epsilon']:g}{' (--quick)' if quick else ''}\n"
+        f"one {r0['bandwidth_bps'] / 1e6:g} Mbit/s cell, {1e3 * r0['latency_s']:g} ms latency, "
+        f"{100 * r0['loss_prob']:g} % {r0['loss'].capitalize()} loss, "
+        f"ARQ up to {r0['arq_max_retries']:g} retransmissions, {r0['fidelity']} fidelity",
         fontsize=11,
     )
     fig.tight_layout()
     return fig
 
 
-def claims_text(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> str:
-    """Return the text of the claims box: paper's slope vs the fitted one per mechanism."""
+def claims_text(rows: list[dict]) -> str:
+    """Return the text of the claims box from the CSV rows: paper's slope vs the fitted one."""
     lines = ["log-log slope of messages vs K", "", f"{'':10s} {'paper':>5s} {'fit':>6s}   K range"]
     for mech in MECHANISMS:
-        s, k0, k1 = fits[("messages", mech)]
-        lines.append(f"{SHORT[mech]:10s} {PAPER_SLOPE[mech]:>5s} {s:6.2f}   {k0:g}..{k1:g}")
+        r = series(rows, "messages", mech)[0]
+        lines.append(
+            f"{SHORT[mech]:10s} {r['paper_slope']:>5s} {r['slope']:6.2f}   "
+            f"{r['fit_K_min']:g}..{r['fit_K_max']:g}"
+        )
     for name in ("T2>0", "T2=0"):
-        s, k0, k1 = fits[("messages", f"ffl {name}")]
-        if not math.isnan(s):
-            lines += [f"{'FFL, ' + name:10s} {'1':>5s} {s:6.2f}   {k0:g}..{k1:g}"]
-    ffl = by_mech["ffl"]
-    c = [r["theorem1_c"] for r in ffl]
+        pts = series(rows, "messages", f"ffl {name} fit")
+        if pts and not math.isnan(pts[0]["slope"]):
+            r = pts[0]
+            lines += [
+                f"{'FFL, ' + name:10s} {'1':>5s} {r['slope']:6.2f}   "
+                f"{r['fit_K_min']:g}..{r['fit_K_max']:g}"
+            ]
+    c = [r["theorem1_c"] for r in series(rows, "messages", "ffl")]
+    bound = max(r["y"] for r in series(rows, "phase2", "ffl Theorem 1 bound"))
     lines += [
         "",
         "paper: FedAvg, FFL O(K) messages (x T1 = O(log K)),",
@@ -381,34 +418,49 @@ def claims_text(by_mech: dict[str, list[dict]], fits: dict, quick: bool) -> str:
         "FFL: T2 = 0 once K >= c = (L_f + Delta mu)^2 L_g / (mu^2 eps)",
         f"= {min(c):.3g}..{max(c):.3g} (Theorem 1). Below c the (K-1) K T2",
         "term dominates: K T2 is bounded (panel e) but by up",
-        f"to {max(r['KT2_bound'] for r in ffl):.3g} rounds, so messages grow near K^2",
+        f"to {bound:.3g} rounds, so messages grow near K^2",
         "until K ~ c, then drop to K (T1 + 1).",
         "DP-FFL: 4 exchanges per secure aggregation.",
     ]
     return "\n".join(lines)
 
 
-def collect(args) -> dict[str, list[dict]]:
-    """Run (or resume) the sweep; returns the run records per mechanism, sorted by K."""
+def collect(args) -> tuple[dict[str, list[dict]], dict]:
+    """Run (or resume) the sweep; returns (run records per mechanism sorted by K, the network).
+
+    The network is the first run's ``scenario.network`` (the sweep changes
+    only the mechanism, K and the samples).
+    """
     plan = QUICK if args.quick else FULL
     overrides = sweep_overrides(plan) + (QUICK_OVERRIDES if args.quick else [])
-    rows = common.sweep_rows(SCENARIO, args.out, overrides, workers=args.workers, tag=STEM)
+    res = edgesim.sweep(
+        common.scenario_path(SCENARIO),
+        args.out / "runs" / STEM,
+        overrides=overrides,
+        workers=args.workers,
+    )
+    if res.failed:
+        raise RuntimeError(
+            f"{SCENARIO}: {len(res.failed)} run(s) failed: {res.failed[0].get('error')}"
+        )
+    rows = res.table()
     sc = edgesim.load_scenario(common.scenario_path(SCENARIO), overrides=overrides[1:] or None)
     eps, delta_tol = float(sc.mechanism.epsilon), float(sc.mechanism.theory_delta)
     by_mech: dict[str, list[dict]] = {m: [] for m in MECHANISMS}
     for row in rows:
         rec = run_record(row, eps, delta_tol)
         by_mech[rec["mechanism"]].append(rec)
-    return {m: sorted(v, key=lambda r: r["K"]) for m, v in by_mech.items()}
+    network = res.ok[0]["result"]["scenario"]["network"]
+    return {m: sorted(v, key=lambda r: r["K"]) for m, v in by_mech.items()}, network
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Sweep, draw and write ``comm_vs_k.png`` and ``comm_vs_k.csv``; returns their paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    by_mech = collect(args)
-    rows, fits = tidy_rows(by_mech)
+    by_mech, network = collect(args)
+    rows = tidy_rows(by_mech, network)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
-    png = common.save(draw(by_mech, fits, args.quick), args.out, STEM)
+    png = common.save(draw(rows, args.quick), args.out, STEM)
     return [png, csv]
 
 

@@ -7,8 +7,10 @@ finish (``sim_time_s.total``), and where the mechanism's guarantees stop
 holding. Four studies, each on a shipped scenario with overrides:
 
 1. Loss and ARQ (``comm-vs-k`` at K = 50, n = 500, FFL, Theorem 1's T1 and
-   T2 with ``phase2_check = false``: with lost reports Alg. 1's stopping check
-   never fires and every problem runs to ``phase2_max_rounds``). Bernoulli
+   T2 with ``phase2_check = false``, so that every Phase II problem runs exactly
+   Theorem 1's T2 rounds; the check was switched off because, with lost reports,
+   it used to never fire and ran problems to ``phase2_max_rounds``, whereas
+   edgesim now ends such a problem after T2 rounds). Bernoulli
    loss q per transmission, ARQ cap R retransmissions. Closed forms: uplink
    transmissions per message (1 - q^(R+1)) / (1 - q) (capped ARQ, DESIGN
    "Network defaults"); a request gets no reply when its downlink or its
@@ -39,7 +41,7 @@ then no longer bounded by epsilon. Panel (i) shows it per agent.
 
 Sizes. ``--quick``: 4 loss values x 3 ARQ caps, 5 deadlines, lossy-wifi with
 40 Phase I rounds; one seed (about 40 s on two cores). Full: 8 x 4 loss grid
-and 3 seeds, 8 deadlines, the scenario's 200 rounds (a few minutes).
+and 3 seeds, 10 deadlines, the scenario's 200 rounds (a few minutes).
 
     PYTHONPATH=. python -m analysis.network_effects [--quick] [--out DIR] [--workers N]
 """
@@ -158,6 +160,7 @@ def loss_study(args, size) -> list[dict]:
                 "q": vals["network.radio.loss_prob"],
                 "R": vals["network.radio.arq_max_retries"],
                 "seed": r["seed"],
+                "K": r["K"],
                 "tx_per_message": c["transmissions_up"] / c["messages_up"],
                 "no_reply": c["dropped"] / c["messages_down"],
                 "payment_error": r["payment_error_max"],
@@ -200,6 +203,8 @@ def deadline_study(args, size) -> tuple[list[dict], dict, float, float]:
                 "lost_churn": n["lost"] / c["messages_down"],
                 "payment_error": r["payment_error_max"],
                 "time_s": r["sim_time_s"]["total"],
+                "K": r["K"],
+                "mechanism": r["mechanism"],
                 "result": r,
             }
         )
@@ -240,6 +245,10 @@ def access_study(args, size) -> list[dict]:
                 "time_s": r["sim_time_s"]["total"],
                 "payment_error": r["payment_error_max"],
                 "serial_bound_s": (c["transmissions_up"] - n["exchanges"]) * airtime,
+                "payments": tuple(a["payment"] for a in r["agents"]),
+                "K": r["K"],
+                "mechanism": r["mechanism"],
+                "fidelity": r["scenario"]["network"]["fidelity"],
             }
         )
     return recs
@@ -257,6 +266,7 @@ def faith_study(args) -> list[dict]:
         "30 % loss, no ARQ": ["network.radio.loss_prob=0.3", "network.radio.arq_max_retries=0"],
     }
     runs: dict = defaultdict(dict)
+    scen: dict = {}
     for label, extra in conds.items():
         base = [o for o in LOSS_BASE if not o.startswith("mechanism.kind=")]
         over = (
@@ -267,6 +277,7 @@ def faith_study(args) -> list[dict]:
         tag = "ne_faith_" + label.split(",")[0].replace(" ", "").replace("%", "")
         for _vals, r in sweep_results("comm-vs-k", args.out, over, args.workers, tag):
             runs[(label, r["mechanism"])][r["agents"][0]["strategy"] != "truthful"] = r
+            scen[label] = r["name"]
     over = [
         "mechanism.exact_vcg=true",
         "network.deadline_s=0.1",
@@ -279,6 +290,7 @@ def faith_study(args) -> list[dict]:
             else "churn, deadline 0.1 s"
         )
         runs[(label, r["mechanism"])][r["agents"][0]["strategy"] != "truthful"] = r
+        scen[label] = r["name"]
     recs = []
     for (label, mech), pair in runs.items():
         j_t, j_a = (pair[a]["agents"][0]["overall_loss"] for a in (False, True))
@@ -290,6 +302,8 @@ def faith_study(args) -> list[dict]:
                 "J_amplify": j_a,
                 "gain": j_t - j_a,
                 "payment_error": pair[False].get("payment_error_max"),
+                "scenario": scen[label],
+                "K": pair[False]["K"],
             }
         )
     order = list(conds) + ["churn, wait-all", "churn, deadline 0.1 s"]
@@ -323,8 +337,31 @@ def mean_over_seeds(recs: list[dict], key: str) -> dict:
     return {k: common.mean_std(v) for k, v in sorted(groups.items())}
 
 
+def payment_spread(access: list[dict]) -> dict:
+    """Per bandwidth, max over agents of the spread (max - min) of P_k across access schemes.
+
+    Returns {bandwidth_bps: spread} in loss units; 0 means the payments are identical.
+    """
+    out = {}
+    for bw in {r["bandwidth_bps"] for r in access}:
+        pay = np.array([r["payments"] for r in access if r["bandwidth_bps"] == bw], float)
+        out[bw] = float((pay.max(axis=0) - pay.min(axis=0)).max())
+    return out
+
+
+def log_axis(row: dict) -> bool:
+    """Whether a row is drawn on a log y axis (panels b, c, i and f's payment errors)."""
+    return row["panel"] in ("b", "c", "i") or (
+        row["panel"] == "f" and "payment error" in row["series"]
+    )
+
+
 def build(loss, dl, tight, shift, mean_s, access, faith, epsilon) -> tuple[list[dict], dict]:
-    """Return the CSV rows (one per plotted point) and the per-panel series used to draw."""
+    """Return the CSV rows (one per plotted point, horizontal line or tick) and the R and q values.
+
+    Every row has ``drawn``: 0 for a point with y <= 0 on a log axis, which the
+    figure leaves out (and says so in the panel), 1 otherwise.
+    """
     rows: list[dict] = []
 
     def add(panel, series, x, y, y_std=None, **extra):
@@ -335,6 +372,7 @@ def build(loss, dl, tight, shift, mean_s, access, faith, epsilon) -> tuple[list[
     n_up = mean_over_seeds(loss, "messages_up")
     n_down = mean_over_seeds(loss, "messages_down")
     seeds = len({r["seed"] for r in loss})
+    (K_loss,) = {r["K"] for r in loss}
     for key, panel in (
         ("tx_per_message", "a"),
         ("no_reply", "b"),
@@ -356,42 +394,74 @@ def build(loss, dl, tight, shift, mean_s, access, faith, epsilon) -> tuple[list[
                     messages_up=n_up[(q, R)][0],
                     messages_down=n_down[(q, R)][0],
                     epsilon=epsilon if panel == "c" else None,
+                    K=K_loss,
                 )
                 if panel == "a":
-                    add(panel, f"closed form R={R}", q, arq_transmissions(q, R), R=R)
+                    add(panel, f"closed form R={R}", q, arq_transmissions(q, R), R=R, K=K_loss)
                 if panel == "b":
-                    add(panel, f"closed form R={R}", q, no_reply_probability(q, R), R=R)
-    for r in sorted((x for x in dl if x["policy"] == "deadline"), key=lambda x: x["deadline_s"]):
+                    add(panel, f"closed form R={R}", q, no_reply_probability(q, R), R=R, K=K_loss)
+    dead = sorted((x for x in dl if x["policy"] == "deadline"), key=lambda x: x["deadline_s"])
+    (K_dl,) = {r["K"] for r in dl}
+    for r in dead:
         d = r["deadline_s"]
-        add("e", "answered in time (measured)", d, r["in_time"], shift_s=shift, mean_s=mean_s)
         add(
             "e",
-            "closed form 1-exp(-(d-s)/m)",
+            "answered in time (measured)",
             d,
-            in_time_probability(d, shift, mean_s),
+            r["in_time"],
             shift_s=shift,
             mean_s=mean_s,
+            K=K_dl,
         )
-        add("e", "lost to churn (measured)", d, r["lost_churn"])
-        add("f", "payment error", d, r["payment_error"])
-        add("f", "time to finish", d, r["time_s"])
+        add("e", "lost to churn (measured)", d, r["lost_churn"], K=K_dl)
+        add("f", "payment error", d, r["payment_error"], K=K_dl)
+        add("f", "time to finish", d, r["time_s"], K=K_dl)
+    # The closed form is drawn as a curve: 200 points between the extreme deadlines plus each one.
+    ds = [r["deadline_s"] for r in dead]
+    grid = sorted(set(np.linspace(min(ds), max(ds), 200).tolist()) | set(ds))
+    for d in grid:
+        cf = in_time_probability(d, shift, mean_s)
+        add("e", "closed form 1-exp(-(d-s)/m)", d, cf, shift_s=shift, mean_s=mean_s, K=K_dl)
     wa = next(x for x in dl if x["policy"] == "wait-all")
     calm = next(x for x in dl if x["policy"] == "no-churn")
-    add("f", "no churn: payment error", "wait-all", calm["payment_error"])
-    add("e", "wait-all: answered", "wait-all", wa["in_time"])
-    add("e", "wait-all: lost to churn", "wait-all", wa["lost_churn"])
-    add("f", "wait-all: payment error", "wait-all", wa["payment_error"])
-    add("f", "wait-all: time to finish", "wait-all", wa["time_s"])
+    add("f", "no churn: payment error", "wait-all", calm["payment_error"], K=K_dl)
+    add("e", "wait-all: answered", "wait-all", wa["in_time"], K=K_dl)
+    add("e", "wait-all: lost to churn", "wait-all", wa["lost_churn"], K=K_dl)
+    add("f", "wait-all: payment error", "wait-all", wa["payment_error"], K=K_dl)
+    add("f", "wait-all: time to finish", "wait-all", wa["time_s"], K=K_dl)
+    spread = payment_spread(access)
+    first = ACCESS_LABEL[ACCESS[0]]
     for r in access:
         lab = ACCESS_LABEL[(r["access"], r["blocks"])]
+        bw = r["bandwidth_bps"]
         add(
             "g",
-            f"{r['bandwidth_bps'] / 1e6:g} Mbit/s",
+            f"{bw / 1e6:g} Mbit/s",
             lab,
             r["time_s"],
             payment_error=r["payment_error"],
             serial_bound_s=r["serial_bound_s"],
-            bandwidth_bps=r["bandwidth_bps"],
+            bandwidth_bps=bw,
+            payment_spread=spread[bw],
+            K=r["K"],
+            mechanism=r["mechanism"],
+            fidelity=r["fidelity"],
+        )
+    for r in access:
+        lab = ACCESS_LABEL[(r["access"], r["blocks"])]
+        bw = r["bandwidth_bps"]
+        base = next(
+            x["time_s"]
+            for x in access
+            if x["bandwidth_bps"] == bw and ACCESS_LABEL[(x["access"], x["blocks"])] == first
+        )
+        add(
+            "g",
+            f"{bw / 1e6:g} Mbit/s: OFDMA time + all uploads serialised",
+            lab,
+            base if lab == first else base + r["serial_bound_s"],
+            bandwidth_bps=bw,
+            K=r["K"],
         )
     for r in faith:
         add(
@@ -403,16 +473,60 @@ def build(loss, dl, tight, shift, mean_s, access, faith, epsilon) -> tuple[list[
             J_amplify=r["J_amplify"],
             payment_error=r["payment_error"],
             epsilon=epsilon,
+            scenario=r["scenario"],
+            K=r["K"],
         )
+    vcg = []
     for label, result in tight.items():
         for a in per_agent_errors(result):
-            add("i", label, a["missing"], a["abs_error"], agent=a["agent"], vcg=a["vcg"])
+            vcg.append(abs(a["vcg"]))
+            add(
+                "i",
+                label,
+                a["missing"],
+                a["abs_error"],
+                agent=a["agent"],
+                vcg=a["vcg"],
+                K=result["K"],
+                mechanism=result["mechanism"],
+            )
+    add("i", "median exact VCG payment", "horizontal line", float(np.median(vcg)), K=K_dl)
+    for r in rows:
+        r["drawn"] = int(not (log_axis(r) and not r["y"] > 0))
     return rows, {"q": q_values, "R": R_values}
 
 
-def panel_rows(rows, panel, series=None):
-    """Rows of one panel (and series, when given)."""
-    return [r for r in rows if r["panel"] == panel and (series is None or r["series"] == series)]
+def panel_rows(rows, panel, series=None, drawn_only=False):
+    """Rows of one panel (and series, when given; only the drawn ones with ``drawn_only``)."""
+    return [
+        r
+        for r in rows
+        if r["panel"] == panel
+        and (series is None or r["series"] == series)
+        and (r["drawn"] or not drawn_only)
+    ]
+
+
+def hidden_note(ax, rows, panel) -> None:
+    """Say in the panel how many of its rows (y <= 0 on a log axis) are in the CSV but not drawn."""
+    n = len(panel_rows(rows, panel)) - len(panel_rows(rows, panel, drawn_only=True))
+    if n:
+        ax.text(
+            0.99,
+            0.02,
+            f"{n} point(s) with y = 0 not drawn (log axis; in the CSV with drawn = 0)",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7.5,
+            color="0.3",
+        )
+
+
+def one(rows, panel, column):
+    """The single value of ``column`` over a panel's rows that have it (e.g. K); returns it."""
+    (v,) = {r[column] for r in panel_rows(rows, panel) if r.get(column) is not None}
+    return v
 
 
 def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
@@ -427,13 +541,10 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
         (d, "d", "simulated time to finish (s)", "(d) time to finish (learning + payments)"),
     ):
         for R in meta["R"]:
-            m = panel_rows(rows, panel, f"measured R={R}")
+            m = panel_rows(rows, panel, f"measured R={R}", drawn_only=True)
             x = np.array([r["x"] for r in m])
             y = np.array([r["y"] for r in m])
             sd = np.array([r["y_std"] or 0.0 for r in m])
-            if panel in ("b", "c"):
-                keep = y > 0
-                x, y, sd = x[keep], y[keep], sd[keep]
             ax.errorbar(
                 x,
                 y,
@@ -446,7 +557,7 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
                 ms=7,
                 label=f"measured, R = {R}",
             )
-            cf = [r for r in panel_rows(rows, panel, f"closed form R={R}") if r["y"] > 0]
+            cf = panel_rows(rows, panel, f"closed form R={R}", drawn_only=True)
             if cf:
                 ax.plot(
                     [r["x"] for r in cf],
@@ -461,9 +572,13 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
             ax.axhline(eps, color="k", ls=":", lw=1, label=f"Theorem 1 target epsilon = {eps:g}")
         if panel in ("b", "c"):
             ax.set_yscale("log")
+            hidden_note(ax, rows, panel)
         ax.set_xlabel("loss probability q per transmission")
         ax.set_ylabel(ylabel)
-        ax.set_title(title + "\ncomm-vs-k cell, FFL, K = 50 (R = ARQ retransmissions)", fontsize=10)
+        K = one(rows, panel, "K")
+        ax.set_title(
+            title + f"\ncomm-vs-k cell, FFL, K = {K:g} (R = ARQ retransmissions)", fontsize=10
+        )
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7.5, loc="upper left", ncol=2 if panel in ("a", "b") else 1)
     # (e) deadlines: answered in time, closed form, churn
@@ -478,10 +593,9 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
         color="C0",
         label="reached an online device: answered in time",
     )
-    xs = np.linspace(min(r["x"] for r in ms), max(r["x"] for r in ms), 200)
     e.plot(
-        xs,
-        [in_time_probability(x, shift, mean_s) for x in xs],
+        [r["x"] for r in cf],
+        [r["y"] for r in cf],
         color="C0",
         ls="--",
         label=f"closed form 1 - exp(-(d - s)/m), s = {1e3 * shift:.1f} ms, m = {1e3 * mean_s:.0f} ms",
@@ -500,11 +614,14 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     e.set_xlabel("round deadline d (s)")
     e.set_ylabel("fraction of requests")
     e.set_ylim(0, 1.05)
-    e.set_title("(e) churn + deadline: who answers\nchurn-deadline, FFL, K = 100", fontsize=10)
+    K_dl = one(rows, "e", "K")
+    e.set_title(
+        f"(e) churn + deadline: who answers\nchurn-deadline, FFL, K = {K_dl:g}", fontsize=10
+    )
     e.grid(True, alpha=0.3)
     e.legend(fontsize=7.5, loc="center right")
     # (f) deadlines: payment error and time
-    pe = panel_rows(rows, "f", "payment error")
+    pe = panel_rows(rows, "f", "payment error", drawn_only=True)
     tt = panel_rows(rows, "f", "time to finish")
     f.plot(
         [r["x"] for r in pe], [r["y"] for r in pe], "o-", color="C1", label="payment error (left)"
@@ -514,6 +631,7 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     calm = panel_rows(rows, "f", "no churn: payment error")[0]["y"]
     f.axhline(calm, color="k", ls=":", lw=1, label=f"no churn, wait-all: {calm:.2g}")
     f.set_yscale("log")
+    hidden_note(f, rows, "f")
     f.set_xlabel("round deadline d (s)")
     f.set_ylabel("max_k |P_k - P_k^VCG| (loss units)", color="C1")
     f2 = f.twinx()
@@ -528,11 +646,13 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     h2, l2 = f2.get_legend_handles_labels()
     f.legend(h1 + h2, l1 + l2, fontsize=7.5, loc="center right")
     f.set_title(
-        "(f) churn + deadline: payment error and time\nchurn-deadline, FFL, K = 100", fontsize=10
+        f"(f) churn + deadline: payment error and time\nchurn-deadline, FFL, K = {K_dl:g}",
+        fontsize=10,
     )
     f.grid(True, alpha=0.3)
     # (g) access schemes
-    gr = panel_rows(rows, "g")
+    gr = [r for r in panel_rows(rows, "g") if "serialised" not in r["series"]]
+    bound = [r for r in panel_rows(rows, "g") if "serialised" in r["series"]]
     labels = list(dict.fromkeys(r["x"] for r in gr))
     bws = sorted({r["bandwidth_bps"] for r in gr}, reverse=True)
     width = 0.38
@@ -546,10 +666,10 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
             color=f"C{j + 4}",
             label=f"{bw / 1e6:g} Mbit/s",
         )
-        base = sel[labels[0]]["y"]
+        tick = {r["x"]: r["y"] for r in bound if r["bandwidth_bps"] == bw}
         g.plot(
             pos,
-            [base + sel[lab]["serial_bound_s"] if lab != labels[0] else base for lab in labels],
+            [tick[lab] for lab in labels],
             "k_",
             ms=14,
             mew=2,
@@ -557,12 +677,19 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     g.plot([], [], "k_", ms=14, mew=2, label="OFDMA time + all uploads serialised")
     g.set_xticks(np.arange(len(labels)))
     g.set_xticklabels([lab.replace(", ", ",\n") for lab in labels], fontsize=8)
-    g.set_ylim(0, 1.25 * max(r["y"] + r["serial_bound_s"] for r in gr))
+    g.set_ylim(0, 1.25 * max(r["y"] for r in gr + bound))
     g.set_ylabel("simulated time to finish (s)")
     pe_all = {r["payment_error"] for r in gr}
+    spread = max(r["payment_spread"] for r in gr)
+    same = (
+        f"payments identical, error {min(pe_all):.2g}"
+        if spread == 0
+        else f"payments differ by up to {spread:.2g}"
+    )
+    mech = {"ffl": "FFL"}.get(one(rows, "g", "mechanism"), one(rows, "g", "mechanism"))
     g.set_title(
-        "(g) shared access point: time only (payments identical,\n"
-        f"error {min(pe_all):.2g}); lossy-wifi, FFL, K = 20, events fidelity",
+        f"(g) shared access point ({same})\n"
+        f"lossy-wifi, {mech}, K = {one(rows, 'g', 'K'):g}, {one(rows, 'g', 'fidelity')} fidelity",
         fontsize=10,
     )
     g.legend(fontsize=7.5, loc="upper left")
@@ -584,19 +711,23 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     h.axhline(eps, color="k", ls=":", lw=1, label=f"+epsilon = {eps:g} (FFL's bound)")
     h.axhline(0, color="k", lw=0.8)
     h.set_yscale("symlog", linthresh=1e-3)
-    h.set_ylim(-1, 30)
+    ys = [r["y"] for r in hr] + [eps]
+    lo, hi = min(min(ys), 0.0), max(ys)
+    h.set_ylim(3 * lo if lo < -1e-3 else -1e-3, 20 * hi)  # room above the bars for the legend
     h.set_xticks(np.arange(len(conds)))
     h.set_xticklabels([cnd.replace(", ", ",\n") for cnd in conds], fontsize=8)
     h.set_ylabel("gain of amplifying, J(truthful) - J(gamma = 2)\n(loss units, symlog)")
     h.set_title(
         "(h) faithfulness: does agent 0 gain by amplifying?\n"
-        "> 0: manipulation pays (comm-vs-k K = 50; churn-deadline K = 100)",
+        "> 0: manipulation pays ("
+        + "; ".join(sorted({f"{r['scenario']} K = {r['K']:g}" for r in hr}))
+        + ")",
         fontsize=10,
     )
     h.legend(fontsize=7.5, loc="upper right")
     h.grid(True, axis="y", alpha=0.3)
     # (i) per agent
-    ir = panel_rows(rows, "i")
+    ir = [r for r in panel_rows(rows, "i", drawn_only=True) if r["x"] != "horizontal line"]
     for j, label in enumerate(dict.fromkeys(r["series"] for r in ir)):
         sel = [r for r in ir if r["series"] == label]
         i.scatter(
@@ -607,14 +738,15 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
             marker="os^"[j % 3],
             label=label,
         )
-    med = float(np.median([abs(r["vcg"]) for r in ir]))
+    med = panel_rows(rows, "i", "median exact VCG payment")[0]["y"]
     i.axhline(med, color="k", ls=":", lw=1, label=f"median exact VCG payment {med:.2g}")
     i.set_yscale("log")
+    hidden_note(i, rows, "i")
     i.set_xlabel("fraction of the agent's requests lost (offline) or cut (late)")
     i.set_ylabel("|P_k - P_k^VCG| (loss units)")
     i.set_title(
         "(i) per agent: missing rounds make payments wrong, even for\n"
-        "agents never online (x = 1) (churn-deadline, FFL, K = 100)",
+        f"agents never online (x = 1) (churn-deadline, FFL, K = {one(rows, 'i', 'K'):g})",
         fontsize=10,
     )
     i.legend(fontsize=7.5, loc="lower right")

@@ -112,3 +112,22 @@ def test_K_T2_is_bounded_as_theorem1_says(rows):
         assert r["T2_target"] == r["T2_theory"]
         assert r["K"] * r["T2_target"] <= r["y"] <= bound[r["K"]]
         assert (r["T2_target"] == 0) == (r["K"] >= r["theorem1_c"])
+
+
+def test_plotted_lines_are_their_csv_rows(rows):
+    # The T1 fit line is drawn from its rows: a ln K + b with the (a, b) of the least-squares fit;
+    # FFL's K T2 = 0 is drawn at 0.5 on the log axis and the CSV says so in y_plot.
+    for mech in ("ffl", "dp-ffl"):
+        pts, line = series(rows, "T1", mech), series(rows, "T1", f"{mech} fit")
+        a, b = pts[0]["slope"], pts[0]["intercept"]
+        ln_k = [math.log(r["K"]) for r in pts]
+        n = len(pts)
+        mx, my = sum(ln_k) / n, sum(r["T1"] for r in pts) / n
+        a_ls = sum((x - mx) * (r["T1"] - my) for x, r in zip(ln_k, pts, strict=True)) / sum(
+            (x - mx) ** 2 for x in ln_k
+        )
+        assert a == pytest.approx(a_ls, rel=1e-9) and b == pytest.approx(my - a_ls * mx, rel=1e-9)
+        for r in line:
+            assert r["y_plot"] == pytest.approx(a * math.log(r["K"]) + b, rel=1e-12)
+    for r in series(rows, "phase2", "ffl K T2"):
+        assert r["y_plot"] == max(r["y"], 0.5)
