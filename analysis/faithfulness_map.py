@@ -23,6 +23,10 @@ T1 and L_g of the run and F(w[0]) - F(w^o) = ln C - optimum_loss. Beside it, the
 proof's own tolerance for the empirical overall loss, 2 epsilon + K (F(w*) -
 F(w^o)) (the stopping rule caps each payment's shortfall at epsilon, eq.
 (Eq-105); a suboptimal w* can be beaten by at most K times its gap).
+Phi uses each run's own weights p_k (``agents.weights``, equal here) and
+max_i |x~_i| of that run's training data (its Delta and seed). The CSV holds
+the dots (one per agent, ``x_plot`` = Delta + a small per-mechanism jitter)
+and the lines (series ending ", largest over agents").
 DP-FFL's level (Corollary 10) holds only at Proposition 9's T1 = T2 (about
 10^3 rounds here; the runs use the scenario's T1 = 80, T2 = 20) and has an
 unspecified constant D, so it is not drawn.
@@ -50,7 +54,7 @@ import edgesim
 from analysis import common
 from analysis.fig1_proposition3 import sweep_records
 from edgesim import theory
-from edgesim.simulate import Simulation
+from edgesim.simulate import Simulation, weights_for
 
 STEM = "faithfulness_map"
 SCENARIO = "paper-fig4-noniid"
@@ -68,6 +72,10 @@ MECHANISMS = {
 }
 LABEL = {"fedavg": "FedAvg", "ffl": "FFL", "dp-ffl": "DP-FFL"}
 COLOR = {"fedavg": "tab:red", "ffl": "tab:green", "dp-ffl": "tab:blue"}
+JITTER = {"fedavg": -0.012, "ffl": 0.0, "dp-ffl": 0.012}  # x offset of each mechanism's dots
+GAINS = ("gain of best gamma", "gain of opting out")
+BOUNDS = ("Prop. 5 epsilon~", "2 epsilon + K (F(w*) - F(w^o))")
+TOP = ", largest over agents"  # suffix of the series drawn as lines
 
 
 def _size(quick: bool) -> tuple[list[str], list[float], list[int]]:
@@ -99,11 +107,15 @@ def _size(quick: bool) -> tuple[list[str], list[float], list[int]]:
     return common_ov, deltas, agents
 
 
-def max_feature_norm(overrides: list[str], delta: float) -> float:
-    """Return max_i |x~_i| (features with the intercept) of the training data at ``delta``."""
+def max_feature_norm(overrides: list[str], delta: float, seed: int) -> float:
+    """Return max_i |x~_i| (features with the intercept) of the training data at ``delta``, ``seed``.
+
+    The sweep keys are dropped from ``overrides`` and the run's own Delta and
+    seed set instead, so the data are those the run was given.
+    """
     ov = [o for o in overrides if not o.startswith(("sweep.", "best_response."))]
     sc = edgesim.load_scenario(
-        common.scenario_path(SCENARIO), ov + [f"data.partition.delta={delta}"]
+        common.scenario_path(SCENARIO), ov + [f"data.partition.delta={delta}", f"seed={seed}"]
     )
     Xa = Simulation(sc).design.Xa
     return float(np.sqrt(np.einsum("ij,ij->i", Xa, Xa).max()))
@@ -115,7 +127,7 @@ def epsilon_tilde(r: dict, x_norm: float) -> dict:
     C = r["data"]["classes"]
     l2 = sc["model"]["l2"]
     n = [a["n"] for a in r["agents"]]
-    p = [1.0 / len(n)] * len(n)
+    p = weights_for(sc["agents"]["weights"], np.array(n)).tolist()  # the run's p_k
     d = (r["data"]["d"] + 1) * C
     L_ell = math.sqrt(2.0) * x_norm + math.sqrt(2.0 * l2 * math.log(C))
     gap0 = math.log(C) - r["model"]["optimum_loss"]
@@ -128,67 +140,101 @@ def epsilon_tilde(r: dict, x_norm: float) -> dict:
     }
 
 
-def rows_for(results: dict[str, list[dict]], x_norms: dict[float, float]) -> list[dict]:
-    """Return the tidy rows: per mechanism, Delta and agent, both gains; FFL's bounds."""
+def _key(r: dict) -> tuple[float, int]:
+    """Return a run's (Delta, seed): what its training data depend on."""
+    return r["scenario"]["data"]["partition"]["delta"], r["scenario"]["seed"]
+
+
+def agent_rows(results: dict[str, list[dict]], x_norms: dict) -> list[dict]:
+    """Return one row per mechanism, Delta, agent and series (the dots; FFL's bounds).
+
+    ``x`` is Delta, ``x_plot`` the abscissa drawn (Delta + the mechanism's
+    jitter); gains and bounds are in loss units. A gain row also holds the
+    search's truthful objective, its best objective, the smallest finite
+    objective of its grid and the grid's value at gamma = 1 (None if absent).
+    """
     rows = []
     for mech, runs in results.items():
         for r in runs:
-            delta = r["scenario"]["data"]["partition"]["delta"]
+            delta = _key(r)[0]
             br = r["best_response"]
+            grid = {g: v for g, v in br["grid"] if v is not None}
             base = {"mechanism": mech, "delta": delta, "agent": br["agent"]}
+            base |= {"x_plot": delta + JITTER[mech]}
             rows.append(
-                base | {"series": "gain of best gamma", "y": br["gain"], "gamma": br["gamma"]}
+                base
+                | {"series": GAINS[0], "y": br["gain"], "gamma": br["gamma"]}
+                | {"truthful": br["truthful"], "best_objective": br["objective"]}
+                | {"grid_min": min(grid.values()), "grid_at_1": grid.get(1.0)}
             )
             rows.append(
-                base | {"series": "gain of opting out", "y": br["truthful"] - br["opt_out"]}
+                base
+                | {"series": GAINS[1], "y": br["truthful"] - br["opt_out"]}
+                | {"truthful": br["truthful"], "opt_out": br["opt_out"]}
             )
             if mech == "ffl":
-                b = epsilon_tilde(r, x_norms[delta])
-                rows.append(base | {"series": "Prop. 5 epsilon~", "y": b["epsilon_tilde"]})
-                rows.append(
-                    base | {"series": "2 epsilon + K (F(w*) - F(w^o))", "y": b["tolerance"]}
-                )
+                b = epsilon_tilde(r, x_norms[_key(r)])
+                rows.append(base | {"series": BOUNDS[0], "y": b["epsilon_tilde"]})
+                rows.append(base | {"series": BOUNDS[1], "y": b["tolerance"]})
     return rows
 
 
-def draw(rows: list[dict], deltas: list[float]) -> plt.Figure:
+def top_rows(rows: list[dict]) -> list[dict]:
+    """Return the lines: per mechanism, series and Delta, the largest y over agents."""
+    out = []
+    for key in dict.fromkeys((r["mechanism"], r["series"], r["delta"]) for r in rows):
+        sub = [r for r in rows if (r["mechanism"], r["series"], r["delta"]) == key]
+        mech, series, delta = key
+        out.append(
+            {"mechanism": mech, "delta": delta, "agent": None, "x_plot": sub[0]["x_plot"]}
+            | {"series": series + TOP, "y": max(r["y"] for r in sub)}
+        )
+    return out
+
+
+def rows_for(results: dict[str, list[dict]], x_norms: dict) -> list[dict]:
+    """Return the tidy rows (the CSV): the per-agent dots, then the largest-over-agents lines."""
+    rows = agent_rows(results, x_norms)
+    return rows + top_rows(rows)
+
+
+def _xy(rows: list[dict], mech: str, series: str) -> tuple[list[float], list[float]]:
+    """Return the plotted (x_plot, y) of one mechanism's series, sorted by x."""
+    pts = sorted(
+        (r["x_plot"], r["y"]) for r in rows if (r["mechanism"], r["series"]) == (mech, series)
+    )
+    return [x for x, _ in pts], [y for _, y in pts]
+
+
+def draw(rows: list[dict]) -> plt.Figure:
     """Draw the gains (two panels) from the CSV rows; returns the figure."""
     fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6))
-    jitter = {"fedavg": -0.012, "ffl": 0.0, "dp-ffl": 0.012}
-    for ax, series in zip(axes, ("gain of best gamma", "gain of opting out"), strict=True):
+    for ax, series in zip(axes, GAINS, strict=True):
         for mech in MECHANISMS:
-            sub = [r for r in rows if r["mechanism"] == mech and r["series"] == series]
-            x = np.array([r["delta"] for r in sub]) + jitter[mech]
-            y = np.array([r["y"] for r in sub])
-            ax.plot(x, y, "o", color=COLOR[mech], alpha=0.45, ms=5)
-            worst = [max(r["y"] for r in sub if r["delta"] == dl) for dl in deltas]
+            ax.plot(*_xy(rows, mech, series), "o", color=COLOR[mech], alpha=0.45, ms=5)
             ax.plot(
-                np.array(deltas) + jitter[mech],
-                worst,
+                *_xy(rows, mech, series + TOP),
                 "-",
                 color=COLOR[mech],
                 lw=1.8,
                 label=f"{LABEL[mech]} (dots: agents; line: largest over agents)",
             )
-        if series == "gain of best gamma":
-            for name, ls in (("Prop. 5 epsilon~", "--"), ("2 epsilon + K (F(w*) - F(w^o))", ":")):
-                top = [
-                    max(r["y"] for r in rows if r["series"] == name and r["delta"] == dl)
-                    for dl in deltas
-                ]
+        if series == GAINS[0]:
+            for name, ls in zip(BOUNDS, ("--", ":"), strict=True):
+                ax.plot(*_xy(rows, "ffl", name), "_", color="tab:green", ms=7, alpha=0.6)
                 label = (
                     "FFL: Prop. 5 $\\tilde\\epsilon$ = 2$\\epsilon$ + K$\\Phi(0.05)$"
-                    if name.startswith("Prop")
+                    if name == BOUNDS[0]
                     else "FFL: proof's tolerance 2$\\epsilon$ + K(F(w*) - F(w$^o$))"
                 )
-                ax.plot(deltas, top, ls, color="tab:green", lw=1.4, label=label)
+                ax.plot(*_xy(rows, "ffl", name + TOP), ls, color="tab:green", lw=1.4, label=label)
         ax.axhline(0.0, color="0.6", lw=0.8)
         ax.set_yscale("symlog", linthresh=1e-4)
-        opting = series == "gain of opting out"
-        ys = [r["y"] for r in rows if (r["series"] == "gain of opting out") == opting]
+        opting = series == GAINS[1]
+        ys = [r["y"] for r in rows if r["series"].startswith(GAINS[1]) == opting]
         top, bottom = 5 * max(max(ys), 1e-4), 3 * min(min(ys), 0.0)
-        ax.set_ylim(bottom if series != "gain of best gamma" else -2e-5, top)
-        if series == "gain of best gamma":
+        ax.set_ylim(bottom if opting else -2e-5, top)
+        if not opting:
             ax.text(
                 0.5,
                 0.1,
@@ -218,7 +264,7 @@ def draw(rows: list[dict], deltas: list[float]) -> plt.Figure:
 def main(argv=None) -> list[Path]:
     """Regenerate the faithfulness map; returns the PNG and CSV paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    common_ov, deltas, _ = _size(args.quick)
+    common_ov, _, _ = _size(args.quick)
     size = "quick" if args.quick else "full"
     results = {}
     for mech, ov in MECHANISMS.items():
@@ -226,10 +272,11 @@ def main(argv=None) -> list[Path]:
             common_ov + ov, args.out, f"{SCENARIO}-map-{mech}-{size}", args.workers, SCENARIO
         )
         results[mech] = [rec["result"] for rec in recs]
-    x_norms = {dl: max_feature_norm(common_ov, dl) for dl in deltas}
+    keys = {_key(r) for r in results["ffl"]}
+    x_norms = {k: max_feature_norm(common_ov, *k) for k in keys}
     rows = rows_for(results, x_norms)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
-    png = common.save(draw(rows, deltas), args.out, STEM)
+    png = common.save(draw(rows), args.out, STEM)
     return [png, csv]
 
 

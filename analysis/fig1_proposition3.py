@@ -10,11 +10,12 @@ edgesim's agent 0 is the paper's agent 1). Panels:
 (c) the same at gamma = 3 (mean = 0.1, as in the paper's caption) against delta;
 (d) agent 0's overall loss J_0 = P_0 + F_0(w*) (Definition 1) relative to
     telling the truth, J_0(gamma) - J_0(1), under FFL and FedAvg. Under FFL,
-    gamma > 2 makes agent 1's Phase II problem (the other agent's payment)
-    diverge at the theory step 1/((1 - p_1) L_g) = 1/(p_0 L_g): agent 0's
-    amplified reports multiply that objective's curvature by gamma. The
-    best-response search scores a diverged run as an infinite loss, so those
-    points are not drawn.
+    a large gamma (above 2 here; panel (d) reads the last finite gamma off the
+    data) makes agent 1's Phase II problem (the other agent's payment) diverge
+    at the theory step 1/((1 - p_1) L_g) = 1/(p_0 L_g): agent 0's amplified
+    reports multiply that objective's curvature by gamma. The best-response
+    search scores a diverged run as an infinite loss, so those points are not
+    drawn.
 
 The measured curves come from the scenario's ``[best_response]`` search (its
 grid of evaluated gamma); E_0 is estimated on 20 000 fresh samples of agent 0.
@@ -22,7 +23,8 @@ grid of evaluated gamma); E_0 is estimated on 20 000 fresh samples of agent 0.
 The bound (``edgesim.theory.prop3_bound``) needs constants the paper leaves to
 the reader; here they are computed from the data-generating process:
 ``mu`` = model.l2 (Assumption 2: per-sample strong convexity), ``d`` = 2,
-``L_ell`` = max over the support (x in [0, 1], kappa in [-3, 3]) of the
+``L_ell`` = max over the support (x in [0, 1], kappa in [-kappa_clip, kappa_clip],
+data.kappa_clip = 3 in the scenario) of the
 per-sample gradient norm at w_gamma (the minimiser of eq. (MFL), closed form),
 and the distance ||P_0 - mixture|| = (1 - p~_0) ||P_0 - P_1|| with
 ||P_0 - P_1|| the L1 distance of the two truncated normal laws of kappa (x is
@@ -56,7 +58,10 @@ SCENARIO = "paper-fig1"
 MEANS = (0.1, 2.0)
 DELTA = 0.01  # the failure probability of Fig. 1(a)-(b)
 GAMMA_C = 3.0  # Fig. 1(c)
-KAPPA_CLIP = 3.0
+# The paper-linear source's noiseless line y = -2 x + 1 (slope, intercept). edgesim writes it as
+# literals inside edgesim.learning.data._paper_linear (no module constant to import), so it is
+# repeated here; the noise law (kappa_var, kappa_clip) is read from the scenario's data section.
+MEAN_LINE = (-2.0, 1.0)
 DELTAS = np.geomspace(1e-4, 0.5, 25)
 
 
@@ -80,6 +85,8 @@ def sweep_records(
 
     Like :func:`analysis.common.sweep_rows` but keeps each run's full result
     (the best-response grid is a list, which the tidy table leaves out).
+    ``edgesim.sweep(...).records`` holds only this plan's runs, so nothing is
+    filtered here beyond the failed/ok split.
     """
     res = edgesim.sweep(
         common.scenario_path(name), out / "runs" / tag, overrides=overrides, workers=workers
@@ -89,7 +96,7 @@ def sweep_records(
     return res.ok
 
 
-def kappa_l1_distance(mean: float, variance: float = 2.0, clip: float = KAPPA_CLIP) -> float:
+def kappa_l1_distance(mean: float, variance: float, clip: float) -> float:
     """Return ||P_0 - P_1|| = int |f_0 - f_1| (in [0, 2]) for the two agents' kappa laws.
 
     Agent 0's kappa has mean ``mean``, agent 1's mean 0, both N(., variance)
@@ -110,25 +117,31 @@ def ridge_solve(X: np.ndarray, y: np.ndarray, agent: np.ndarray, p: np.ndarray, 
     return np.linalg.solve(A, (X * s[:, None]).T @ y)
 
 
-def support_corners(mean_line: tuple[float, float] = (-2.0, 1.0), n_x: int = 101):
-    """Return (x~, y) over the support: x on a grid of [0, 1] (with intercept), kappa = +-3."""
+def support_corners(clip: float, mean_line: tuple[float, float] = MEAN_LINE, n_x: int = 101):
+    """Return (x~, y) over the support: x on a grid of [0, 1] (with intercept), kappa = +-clip.
+
+    The squared loss is convex in kappa, so its maximum over the support lies at kappa = +-clip.
+    """
     x = np.linspace(0.0, 1.0, n_x)
     X = np.column_stack([np.repeat(x, 2), np.ones(2 * n_x)])
-    kappa = np.tile([-KAPPA_CLIP, KAPPA_CLIP], n_x)
+    kappa = np.tile([-clip, clip], n_x)
     y = mean_line[0] * X[:, 0] + mean_line[1] + kappa
     return X, y
 
 
-def max_grad_norm(w: np.ndarray, l2: float) -> float:
-    """Return L_ell at w: max over the support of |(x~.w - y) x~ + l2 w| (units loss / w)."""
-    X, y = support_corners()
+def max_grad_norm(w: np.ndarray, l2: float, support) -> float:
+    """Return L_ell at w: max over ``support`` (X, y) of |(x~.w - y) x~ + l2 w| (loss per unit w)."""
+    X, y = support
     g = (X @ w - y)[:, None] * X + l2 * w
     return float(np.linalg.norm(g, axis=1).max())
 
 
-def max_loss(ws: np.ndarray, l2: float) -> float:
-    """Return the largest per-sample loss 0.5 (x~.w - y)^2 + 0.5 l2 |w|^2 over the support and ws."""
-    X, y = support_corners()
+def max_loss(ws: np.ndarray, l2: float, support) -> float:
+    """Return the largest per-sample loss 0.5 (x~.w - y)^2 + 0.5 l2 |w|^2 over ``support`` and ws.
+
+    In loss units.
+    """
+    X, y = support
     r = X @ ws.T - y[:, None]
     return float((0.5 * r**2 + 0.5 * l2 * np.sum(ws**2, axis=1)).max())
 
@@ -147,6 +160,7 @@ class Bound:
         self.p = weights_for(sc.agents.weights, d.n_k)
         self.dim = self.X.shape[1]
         self.D = kappa_l1_distance(mean, sc.data.kappa_var, sc.data.kappa_clip)
+        self.support = support_corners(sc.data.kappa_clip)
         # min_w E_0(w), estimated on agent 0's fresh samples (the same ones as test_loss)
         own = self.at == 0
         w0 = ridge_solve(self.Xt[own], self.yt[own], np.zeros(own.sum(), int), np.ones(1), self.l2)
@@ -158,7 +172,13 @@ class Bound:
         return float(np.mean(0.5 * r**2) + 0.5 * self.l2 * w @ w)
 
     def parts(self, gamma: float) -> dict:
-        """Return L_ell, the loss scale and the distance ||P_0 - mixture|| at gamma."""
+        """Return Proposition 3's data-dependent constants at gamma.
+
+        ``L_ell``: the largest per-sample gradient norm over the support at
+        w_gamma (loss units per unit of w); ``loss_scale``: the largest
+        per-sample loss over the support on the proof's path (loss units);
+        ``dist``: ||P_0 - mixture|| (an L1 distance of laws, dimensionless, in [0, 2]).
+        """
         pt = theory.amplified_weights(self.p, 0, gamma)
         w_g = ridge_solve(self.X, self.y, self.agent, pt, self.l2)
         # the minimisers the proof of Prop. 2 integrates over: argmin (1-lam) E~ + lam E_0
@@ -169,8 +189,8 @@ class Bound:
             for lam in np.linspace(0.0, 1.0, 11)
         ]
         return {
-            "L_ell": max_grad_norm(w_g, self.l2),
-            "loss_scale": max_loss(np.vstack([w_g, *path]), self.l2),
+            "L_ell": max_grad_norm(w_g, self.l2, self.support),
+            "loss_scale": max_loss(np.vstack([w_g, *path]), self.l2, self.support),
             "dist": (1.0 - pt[0]) * self.D,
         }
 
@@ -289,17 +309,19 @@ def draw(rows: list[dict]) -> plt.Figure:
                 ls = "-" if mech == "ffl" else "--"
                 ax.plot(*zip(*pts, strict=True), ls, color=c, marker=".", label=label)
             ax.axhline(0.0, color="0.6", lw=0.8)
-            ax.text(
-                0.97,
-                0.5,
-                "FFL stops at $\\gamma$ = 2: beyond it agent 1's\nPhase II diverges "
-                "(step 1/($p_0 L_g$)); the\nsearch scores that as an infinite loss",
-                transform=ax.transAxes,
-                ha="right",
-                va="center",
-                fontsize=8,
-                color="tab:green",
-            )
+            g_ffl = max(r["x"] for r in sub if r["mechanism"] == "ffl")
+            if g_ffl < max(r["x"] for r in sub):  # some FFL grid points diverged
+                ax.text(
+                    0.97,
+                    0.5,
+                    f"FFL stops at $\\gamma$ = {g_ffl:.3g}: beyond it agent 1's\nPhase II "
+                    "diverges (step 1/($p_0 L_g$)); the\nsearch scores that as an infinite loss",
+                    transform=ax.transAxes,
+                    ha="right",
+                    va="center",
+                    fontsize=8,
+                    color="tab:green",
+                )
             ax.set_yscale("symlog", linthresh=1e-3)
             ax.set_ylabel("$J_0(\\gamma) - J_0(1)$ (loss units)")
         else:

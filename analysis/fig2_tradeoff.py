@@ -117,8 +117,21 @@ def theory_rows(c: dict, measured_alphas) -> list[dict]:
     return [r | c for r in rows]
 
 
+def lower_bar(y: float, err: float) -> float:
+    """Return the lower error bar drawn on the log axis: err clipped to 0.999 y (loss units).
+
+    A log axis cannot show a bar reaching 0 or below, so a bar longer than the
+    point's value is drawn down to 0.001 y; the CSV keeps both ``err`` (the
+    statistic) and ``err_low_plotted`` (what is drawn below the point).
+    """
+    return min(err, 0.999 * y)
+
+
 def measured_rows(results: list[dict]) -> list[dict]:
-    """Return, per alpha, the rule's T of the runs, the bias estimate and the per-run error."""
+    """Return, per alpha, the rule's T of the runs, the bias estimate and the per-run error.
+
+    Payment errors are in loss units (payments are differences of losses).
+    """
     by_alpha: dict[float, list[dict]] = {}
     for r in results:
         by_alpha.setdefault(r["privacy"]["alpha"], []).append(r)
@@ -141,6 +154,7 @@ def measured_rows(results: list[dict]) -> list[dict]:
                 "series": "measured bias max_k |mean(P_k - VCG_k)|",
                 "y": float(abs(bias[k])),
                 "err": float(sem[k]),
+                "err_low_plotted": lower_bar(float(abs(bias[k])), float(sem[k])),
             },
             base
             | {
@@ -148,6 +162,7 @@ def measured_rows(results: list[dict]) -> list[dict]:
                 "series": "measured per run max_k |P_k - VCG_k|",
                 "y": m,
                 "err": s,
+                "err_low_plotted": lower_bar(m, s),
             },
         ]
     return rows
@@ -180,9 +195,10 @@ def draw(rows: list[dict], c: dict) -> plt.Figure:
         ("measured bias max_k |mean(P_k - VCG_k)|", dict(fmt="s", color="tab:red")),
         ("measured per run max_k |P_k - VCG_k|", dict(fmt="o", color="tab:purple")),
     ):
-        pts = sorted((r["x"], r["y"], r["err"]) for r in rows if r["series"] == series)
-        x, y, e = (np.array(v) for v in zip(*pts, strict=True))
-        lower = np.minimum(e, y * 0.999)  # a log axis cannot show a bar below 0
+        pts = sorted(
+            (r["x"], r["y"], r["err"], r["err_low_plotted"]) for r in rows if r["series"] == series
+        )
+        x, y, e, lower = (np.array(v) for v in zip(*pts, strict=True))  # lower: see lower_bar
         label = series.replace("measured bias", "DP-FFL runs: bias").replace(
             "measured per run", "DP-FFL runs: per run"
         )
@@ -194,7 +210,7 @@ def draw(rows: list[dict], c: dict) -> plt.Figure:
     ax_t.set_ylabel("iterations $T_1 = T_2$ (rounds)")
     ax_t.set_title("(a) iterations needed (eq. Convergence11)", fontsize=10)
     ax_b.set_yscale("log")
-    ax_b.set_ylabel("payment error (loss units)")
+    ax_b.set_ylabel("payment error $|P_k - P_k^{VCG}|$ (payment, in loss units)")
     ax_b.set_title(
         "(b) bound on $|E[P_k^*] - P_k^{VCG}|$ (eq. ABC at the rule's T) and runs", fontsize=10
     )

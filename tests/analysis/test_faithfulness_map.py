@@ -28,10 +28,19 @@ def bound_of(rows, series, r):
     return b
 
 
-def test_gains_are_gains(rows):
-    """The truthful gamma = 1 is in every search, so the best gamma never loses."""
+def test_gain_is_truthful_minus_the_grid_minimum(rows):
+    """Each plotted gain is J_k(gamma = 1) - min over the searched grid, gamma = 1 was searched,
+    and each line is the largest dot at its Delta."""
     for mech in ("fedavg", "ffl", "dp-ffl"):
-        assert all(r["y"] >= 0.0 for r in pick(rows, mech, GAMMA))
+        for r in pick(rows, mech, GAMMA):
+            assert r["grid_at_1"] is not None, r  # gamma = 1 was evaluated
+            assert r["truthful"] == r["grid_at_1"], r
+            assert r["best_objective"] == r["grid_min"], r
+            assert r["y"] == pytest.approx(r["truthful"] - r["best_objective"], abs=1e-12)
+        for series in (GAMMA, "gain of opting out"):
+            for top in pick(rows, mech, series + ", largest over agents"):
+                dots = [r["y"] for r in pick(rows, mech, series) if r["delta"] == top["delta"]]
+                assert top["y"] == max(dots)
 
 
 def test_ffl_gain_within_the_proof_tolerance_and_epsilon_tilde(rows):

@@ -82,8 +82,8 @@ def test_runs_use_the_rule(rows):
     rule = dict((a, r["y"]) for a, r in series(rows, PRINTED.format(f="1"), "T"))
     for alpha, r in series(rows, "runs (rule at eta2 = 1/((K-1) L_g))", "T"):
         nearest = min(rule, key=lambda a: abs(math.log(a / alpha)))
-        if math.isclose(nearest, alpha, rel_tol=1e-9):
-            assert r["y"] == pytest.approx(rule[nearest], rel=0.02)
+        assert math.isclose(nearest, alpha, rel_tol=1e-9), "run alphas lie on the theory grid"
+        assert r["y"] == pytest.approx(rule[nearest], rel=0.02)
 
 
 def test_measured_bias_against_both_bounds(rows):
@@ -97,6 +97,8 @@ def test_measured_bias_against_both_bounds(rows):
         key = min(printed, key=lambda a: abs(math.log(a / alpha)))
         assert math.isclose(key, alpha, rel_tol=1e-9), "measured alphas lie on the theory grid"
         assert r["y"] - 2 * r["err"] <= rederived[key]
+        # the drawn lower bar is the standard error, clipped only where the log axis needs it
+        assert r["err_low_plotted"] == pytest.approx(min(r["err"], 0.999 * r["y"]), rel=1e-12)
     # at the smallest alpha the noise, hence the bias, is largest: resolved beyond 2 standard errors
     alpha, r = measured[0]
     assert r["y"] - 2 * r["err"] > printed[alpha]
