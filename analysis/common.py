@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -25,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import edgesim  # noqa: E402
+from edgesim import sweep  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -95,23 +95,11 @@ def _overrides(overrides: Sequence[str] | dict) -> list[str] | dict | None:
 
 
 def write_csv(path: Path, rows: Iterable[dict], columns: Sequence[str] | None = None) -> Path:
-    """Write rows (dicts) as CSV with the given columns (default: every key, first seen first).
+    """Write rows (dicts) as CSV with ``edgesim.sweep.write_csv`` (floats exact); returns the path.
 
-    Floats are written with ``repr`` so the CSV holds the plotted numbers
-    exactly; returns the path.
+    ``columns``: the column order (default: every key, first seen first).
     """
-    rows = list(rows)
-    if columns is None:
-        seen: dict[str, None] = {}
-        for r in rows:
-            seen.update(dict.fromkeys(r))
-        columns = list(seen)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    for r in rows:
-        w.writerow([_text(r.get(c)) for c in columns])
-    path.write_text(buf.getvalue())
+    sweep.write_csv(path, list(rows), None if columns is None else list(columns))
     return path
 
 
@@ -137,16 +125,6 @@ def by_series(rows: Iterable[dict], x: str = "x", y: str = "mean") -> dict:
     for r in rows:
         out.setdefault((r["panel"], r["series"]), {})[r[x]] = r[y]
     return out
-
-
-def _text(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, (float, np.floating)):
-        return repr(float(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v)
 
 
 def _parse(v: str):

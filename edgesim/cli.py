@@ -306,13 +306,7 @@ def cmd_results(args) -> int:
     except ScenarioError as err:
         return _fail_input([err])
     if args.csv == "-" or not (args.csv or args.parquet):
-        import csv
-
-        cols = sweep.columns_of(rows)
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(cols)
-        for row in rows:
-            w.writerow([sweep._csv_text(row.get(c)) for c in cols])
+        sys.stdout.write(sweep.csv_text(rows))
     elif not args.quiet:
         written = " and ".join(p for p in (args.csv, args.parquet) if p)
         print(f"{len(rows)} rows written to {written}")

@@ -659,6 +659,8 @@ def columns_of(rows: list[dict]) -> list[str]:
 
 
 def _csv_text(value) -> str:
+    if type(value).__module__ == "numpy":
+        value = value.item()  # a numpy scalar's repr names its type (np.float64(1.5))
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -668,15 +670,21 @@ def _csv_text(value) -> str:
     return str(value)
 
 
-def write_csv(path: str | Path, rows: list[dict]) -> None:
-    """Write rows as CSV (a header of every column; empty cells for missing values), atomically."""
-    cols = columns_of(rows)
+def csv_text(rows: list[dict], columns: list[str] | None = None) -> str:
+    """Return rows as CSV text: a header of ``columns`` (default every column, first seen
+    first), then one line per row with empty cells for missing values; floats exact (repr)."""
+    cols = columns_of(rows) if columns is None else list(columns)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in rows:
         w.writerow([_csv_text(row.get(c)) for c in cols])
-    write_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def write_csv(path: str | Path, rows: list[dict], columns: list[str] | None = None) -> None:
+    """Write :func:`csv_text` of the rows to ``path``, atomically."""
+    write_atomic(path, csv_text(rows, columns))
 
 
 def write_parquet(path: str | Path, rows: list[dict]) -> None:
