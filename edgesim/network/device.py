@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import simpy
 
-from edgesim.network.access import Dedicated
-
 
 class Device:
     """Device ``i`` (the mechanism's agent index) attached to uplink medium ``access``."""
@@ -29,7 +27,6 @@ class Device:
         self.server = server
         self.i = i
         self.access = access
-        self.dedicated = isinstance(access, Dedicated)
         self.inbox = simpy.Event(env)  # never triggered: see the module docstring
         self.process = env.process(self.run())
 
@@ -39,9 +36,10 @@ class Device:
         while True:
             try:
                 plan = yield inbox
-                if self.dedicated or plan is not server.plan:
-                    # Independent channel: nothing to contend for, so the reply's landing
-                    # instant is known on arrival and the server's timeline holds it.
+                if server.dedicated or plan is not server.plan:
+                    # Independent channels everywhere: nothing to contend for, so the
+                    # reply's landing instant is known on arrival and the server's walk
+                    # holds it. (One shared cell is enough for every device to send.)
                     continue
                 j = plan.slot_list[i]
                 if not plan.sending_list[j]:

@@ -142,11 +142,13 @@ class NetworkServer:
         env = self.env
         aps = self.net.topology.ap_of[self.devices]
         media = {a: self.net.make_access(env, a) for a in np.unique(aps).tolist()}
+        # The server's walk lands replies only when every cell is dedicated; with one shared
+        # cell, every device sends and reports its reply itself (see Device).
+        self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
         self.busy: set[int] = set()
         self.devices_ = [Device(env, self, i, media[int(aps[i])]) for i in range(self.m)]
         # The resume callbacks of devices waiting for a message (see Device).
         self.waiting = [d.inbox.callbacks for d in self.devices_]
-        self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
 
     def resolve(self, i: int, plan: Plan, j: int) -> None:
         """Device ``i`` (slot ``j``) reports its reply arrived or its sender gave up (events)."""

@@ -392,3 +392,18 @@ def test_ffl_phase2_stops_after_T2_when_replies_go_missing():
     network["radio"]["loss_prob"] = 0.0
     lossless = run(scenario(network, mechanism=mech, agents={"count": 30}))
     assert max(lossless["iterations"]["phase2_per_agent"]) > 6  # there the check keeps going
+
+
+@pytest.mark.parametrize("policy", [{}, {"round_policy": "deadline", "deadline_s": 5.0}])
+def test_cells_with_and_without_shared_uplinks_mix(policy):
+    """3 blocks: the 4-device cell shares its uplink, the 3-device cell has one each; all reply."""
+    network = {
+        "fidelity": "events",
+        "radio": {"resource_blocks": 3},
+        "topology": {"access_points": 2},
+        **policy,
+    }
+    result = run(scenario(network, agents={"count": 7}))
+    c = result["communication"]
+    assert c["dropped"] == 0 and c["messages_up"] == c["messages_down"] > 0
+    assert result["network"]["cut"] == 0
