@@ -226,7 +226,9 @@ def register_mechanism(name: str, mechanism) -> None:
     _register(name, mechanism)
 
 
-# Custom link, availability and compute models register here too once the network lands.
+# Custom network parts register in edgesim.network: register_link and register_loss
+# (edgesim.network.links), register_compute_model (.compute) and register_availability
+# (.availability); a scenario may also name any of them as "package.module:Name".
 
 
 def __getattr__(name: str):

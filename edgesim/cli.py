@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def _fail_input(errors) -> int:
     return 2
 
 
-def _check_output(path: str, flag: str = "--json") -> ScenarioError | None:
+def _check_output(path: str, flag: str) -> ScenarioError | None:
     """Return an error when ``flag PATH`` cannot be written (before running anything)."""
     p = Path(path)
     if p.is_dir():
@@ -41,19 +40,6 @@ def _check_output(path: str, flag: str = "--json") -> ScenarioError | None:
     if not os.access(parent, os.W_OK):
         return ScenarioError(flag, f"cannot write into {parent}")
     return None
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _bar(args, label: str, total: int | None = None):
@@ -119,10 +105,11 @@ def cmd_run(args) -> int:
     """``edgesim run``: run one scenario, print a summary, optionally write the JSON."""
     from edgesim import scenario as scn
     from edgesim.simulate import Simulation, run, to_json
+    from edgesim.sweep import write_atomic
 
     try:
         prep = scn.prepare(args.scenario, args.set or [], args.seed)
-        sc = scn.load(args.scenario, args.set or [], args.seed)
+        sc = scn.load_prepared(prep)
     except ScenarioErrors as errs:
         return _fail_input(errs.errors)
     except ScenarioError as err:
@@ -166,7 +153,7 @@ def cmd_run(args) -> int:
         if not path:
             continue
         try:
-            _write_atomic(Path(path), content)
+            write_atomic(path, content)
         except OSError as err:
             return _fail_input([ScenarioError(flag, f"cannot write {path}: {err}")])
     if not args.quiet:
@@ -294,10 +281,8 @@ def cmd_results(args) -> int:
         rows = sweep.table(_records(args.folder), per_agent=args.per_agent)
         for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
             if path and path != "-":
-                problem = _check_output(path)
+                problem = _check_output(path, opt)
                 if problem:
-                    problem.key = opt
-                    problem.args = (f"{opt}: {problem.message}",)
                     return _fail_input([problem])
         if args.parquet:
             sweep.write_parquet(args.parquet, rows)
@@ -319,10 +304,8 @@ def cmd_plot(args) -> int:
     from edgesim import sweep
 
     try:
-        problem = _check_output(args.output)
+        problem = _check_output(args.output, "-o")
         if problem:
-            problem.key = "-o"
-            problem.args = (f"-o: {problem.message}",)
             return _fail_input([problem])
         records = _records(args.folder)
         where = {}

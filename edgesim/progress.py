@@ -15,7 +15,7 @@ Sweeps count runs::
 
 Code deep inside a single run reports through the module-level callback,
 which costs one global lookup when no bar is active (in worker processes,
-in tests, with ``--quiet``)::
+in tests, with ``--quiet``, off a terminal)::
 
     from edgesim import progress
     progress.update(phase="phase1", round=t, total=T1)   # phase name, round done, rounds planned
@@ -186,7 +186,7 @@ _current: Bar | None = None
 def update(**fields) -> None:
     """Report progress of the run in progress to the active bar, if any; returns nothing.
 
-    Cheap when no bar is active. Typical fields: ``phase`` (``"phase1"``,
+    Cheap when no bar is active (none, or a disabled one). Typical fields: ``phase`` (``"phase1"``,
     ``"phase2"``, ``"local"``, ...), ``round`` (rounds done) and ``total``
     (rounds planned, if known).
     """
@@ -199,11 +199,13 @@ def update(**fields) -> None:
 def active(bar: Bar | None) -> Iterator[Bar | None]:
     """Make ``bar`` the target of :func:`update` inside the ``with`` block, then close it.
 
-    ``None`` activates nothing. Yields the bar; the previous one is restored after.
+    ``None`` or a disabled bar (``--quiet``, not a terminal) activates nothing,
+    so :func:`update` stays a no-op. Yields the bar; the previous one is
+    restored after.
     """
     global _current
     previous = _current
-    _current = bar
+    _current = bar if bar is not None and bar.enabled else None
     try:
         yield bar
     finally:

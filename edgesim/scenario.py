@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
 import hashlib
 import itertools
 import json
@@ -632,23 +633,12 @@ def _validate(
     return sc, (_format_errors(errors, layers, origins) if errors else [])
 
 
-def from_dict(
-    raw: dict,
-    text: str = "",
-    origins: dict[str, str] | None = None,
-    source: str = "",
-    layers: list[Layer] | None = None,
-) -> Scenario:
+def from_dict(raw: dict) -> Scenario:
     """Validate plain data into a :class:`Scenario`; raises ScenarioErrors with every problem.
 
-    ``text``: the TOML it came from, to give each error its line (sorted by
-    line); or ``layers``, the files it was merged from (see ``include``).
-    ``origins``: dotted keys set elsewhere (``{"seed": "--seed"}``), whose
-    errors name that origin instead of a line.
+    No ``include`` and no file lines (see :func:`load` for files and dicts with ``include``).
     """
-    if layers is None:
-        layers = [Layer(None, text, raw, source)] if text else []
-    sc, errors = _validate(raw, layers, origins or {})
+    sc, errors = _validate(raw, [], {})
     if errors:
         raise ScenarioErrors(errors)
     return sc
@@ -898,7 +888,11 @@ def load(
     is checked for its shape and otherwise ignored: this is the scenario
     without the sweep (see :func:`load_sweep`).
     """
-    prep = prepare(path, overrides, seed)
+    return load_prepared(prepare(path, overrides, seed))
+
+
+def load_prepared(prep: Prepared) -> Scenario:
+    """Validate a scenario :func:`prepare` returned; as :func:`load`, without reading it again."""
     errors: list[ScenarioError] = []
     if prep.sweep is not None or prep.sweep_overrides:
         _, errors = _sweep_axes(prep)
@@ -935,9 +929,12 @@ class SweepRun:
     values: dict
     scenario: Scenario
 
-    @property
+    @functools.cached_property
     def run_id(self) -> str:
-        """Return the run's id: 16 hex digits of a SHA-256 of the resolved scenario (seed included)."""
+        """Return the run's id: 16 hex digits of a SHA-256 of the resolved scenario (seed included).
+
+        Computed on first access, then cached (the scenario is frozen).
+        """
         return run_id(self.scenario)
 
 

@@ -71,9 +71,8 @@ class Simulation:
     differ only by the strategies (common random numbers).
     """
 
-    def __init__(self, scenario: Scenario, data: FederatedDataset | None = None, progress=None):
+    def __init__(self, scenario: Scenario, data: FederatedDataset | None = None):
         self.scenario = scenario
-        self.progress = progress
         rng = streams(scenario.seed)
         task = "regression" if scenario.model.kind == "ridge" else "classification"
         K = scenario.agents.count
@@ -342,9 +341,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     network_cols = {}
     if mrun.network is not None:
         for name, values in mrun.network.trace.per_agent().items():
-            full = np.zeros(K, dtype=np.int64)
-            full[mrun.participants] = values
-            network_cols[name] = full.tolist()
+            network_cols[name] = _per_agent(values, mrun.participants, K)
         result["network"] = _network_summary(mrun.network)
         sim.last_trace = mrun.network.trace
     n_list, inside_list = n_k.tolist(), inside.tolist()
@@ -414,6 +411,10 @@ def _best_response(sim: Simulation, br) -> dict:
 
 
 def _per_agent(values, participants: np.ndarray, K: int) -> list:
+    """Return ``K`` ints: ``values`` (one per participant) at the participants' ids, 0 elsewhere.
+
+    All zeros when ``values`` does not hold one value per participant (none reported).
+    """
     full = np.zeros(K, dtype=np.int64)
     if len(values) == participants.size:
         full[participants] = values

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -35,6 +38,13 @@ def make_classification(K=10, d=4, C=3, seed=0, n=600) -> FederatedDataset:
     yt = rng.integers(0, C, 10 * K)
     Xt = means[yt] + rng.normal(size=(10 * K, d))
     return FederatedDataset.from_arrays(X, y, agent, K, C, Xt, yt, np.repeat(np.arange(K), 10))
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    """Write ``text`` (dedented) to ``tmp_path / name``; returns that path."""
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
 
 
 @pytest.fixture

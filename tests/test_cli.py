@@ -6,12 +6,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
 from edgesim.cli import main
+from tests.conftest import write
 
 SMALL = """\
 name = "small"
@@ -74,12 +73,6 @@ TOP = ["scenario", "seed", "mechanism", "K", "payments", "vcg_payments"]
 TOP += ["payment_error_max", "budget_total", "agents"]
 AGENT = ["id", "n", "strategy", "payment", "train_loss", "test_loss", "overall_loss"]
 AGENT += ["local_loss", "test_accuracy"]
-
-
-def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(textwrap.dedent(text))
-    return p
 
 
 def cli(capsys, *argv) -> tuple[int, str, str]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
 import pytest
 
 from edgesim import scenario as scn
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.scenario import Scenario, from_dict, load, parse_override, reference_rows, set_dotted
+from tests.conftest import write
 
 #: The keys DESIGN.md fixes (scripts outside the package rely on them).
 FIXED_KEYS = [
@@ -52,12 +52,6 @@ kind = "ffl"
 phase1_rounds = 50
 phase2_rounds = 3
 """
-
-
-def write(tmp_path, text: str, name: str = "s.toml"):
-    p = tmp_path / name
-    p.write_text(textwrap.dedent(text))
-    return p
 
 
 def errors_of(raw: dict) -> list[ScenarioError]:
@@ -683,7 +677,7 @@ def test_round_trip_of_a_resolved_scenario_keeps_its_run_id(tmp_path):
     assert scn.run_id(load(write(tmp_path, SMALL), ["seed=5"])) != scn.run_id(sc)
 
 
-def test_mechanism_module_function_kind(tmp_path):
+def test_mechanism_module_function_kind():
     e = one_error({"mechanism": {"kind": "no_such_mod_xyz:mech"}})
     assert e.key == "mechanism.kind" and "cannot import" in e.message
     e = one_error({"mechanism": {"kind": "math:pi"}})

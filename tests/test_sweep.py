@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from edgesim.mechanisms import register_mechanism
 from edgesim.mechanisms.fedavg import fedavg
 from edgesim.scenario import load_sweep
 from edgesim.simulate import run, to_json
+from tests.conftest import write
 
 TINY = """\
 seed = 1
@@ -51,12 +51,6 @@ seed = [0, 1]
 name = ["avg", "faithful"]
 """
 )
-
-
-def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(textwrap.dedent(text))
-    return p
 
 
 def lines_of(folder: Path) -> list[dict]:
@@ -346,7 +340,7 @@ def test_byte_identical_on_a_dask_local_cluster(tmp_path):
     assert _per_run_json(tmp_path / "dask") == _per_run_json(tmp_path / "local")
 
 
-def test_unreachable_scheduler_is_bad_input(tmp_path):
+def test_unreachable_scheduler_is_bad_input():
     pytest.importorskip("distributed")
     with pytest.raises(sw.SweepError) as info:
         sw.make_executor(scheduler="tcp://127.0.0.1:1", timeout_s=1)
@@ -494,7 +488,7 @@ def test_plot_refuses_to_average_over_another_swept_key(swept):
         sw.plot(rows, "agents.cont", "model.global_loss")
 
 
-def test_plot_spread_band_is_the_sample_std(tmp_path):
+def test_plot_spread_band_is_the_sample_std():
     rows = [{"status": "ok", "x": 1, "y": v, "seed": s} for s, v in enumerate([1.0, 2.0, 6.0])] + [
         {"status": "ok", "x": 2, "y": 5.0, "seed": 0}
     ]
@@ -544,6 +538,13 @@ def test_progress_quiet_when_not_a_terminal_and_callback_is_a_noop():
     assert not bar.enabled
     progress.update(phase="phase1", round=3)  # nothing active: nothing happens
     with progress.active(bar):
+        assert progress._current is None  # a disabled bar is not installed: update is a no-op
         progress.update(phase="phase1", round=5, total=10)
-        assert "phase1  round 5/10" in bar.text()
+        assert "round" not in bar.fields and "phase" not in bar.fields
     assert buf.getvalue() == ""
+    enabled = progress.Bar(total=3, stream=io.StringIO(), enabled=True)
+    with progress.active(enabled):
+        assert progress._current is enabled
+        progress.update(phase="phase1", round=5, total=10)
+        assert "phase1  round 5/10" in enabled.text()
+    assert progress._current is None

@@ -156,9 +156,6 @@ def batched_top_eigenvalue(
     """
     K = starts.size
     dprime = Xa.shape[1]
-    if blocks is None:
-        blocks = _row_blocks(np.append(starts, starts[-1] + n_k[-1]))
-    agent = np.repeat(np.arange(K), n_k)  # used by the general (unequal sizes) path
     # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
     # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
     v = np.random.default_rng(12345).standard_normal((K, dprime))
@@ -169,6 +166,10 @@ def batched_top_eigenvalue(
     c = int(n_k[0])
     equal = c > 0 and c * K == Xa.shape[0] and n_k.min() == n_k.max()
     X3 = Xa.reshape(K, c, dprime) if equal else None  # equal sizes: a (K, c, d') view, no gather
+    if not equal:  # the general (unequal sizes) path: row blocks and each row's agent
+        if blocks is None:
+            blocks = _row_blocks(np.append(starts, starts[-1] + n_k[-1]))
+        agent = np.repeat(np.arange(K), n_k)
     for _ in range(iterations):
         if equal:
             np.einsum("kcd,kc->kd", X3, np.einsum("kcd,kd->kc", X3, v), out=Av)
