@@ -10,14 +10,22 @@ asks every agent j != k for F_j(w*) and F_j(w_{-k}) (loss reports):
 Messages (each direction, lossless): K T1 + K + (K - 1) (T1 + 1) K, i.e.
 O(K^2 T1), the quadratic cost the paper's incremental payments avoid.
 Reported as phase1 (the run on everyone and its loss round) and phase2 (the
-K runs without one agent).
+K runs without one agent). With secure aggregation (``mechanism.secure_aggregation``)
+every training round of all K + 1 runs sends only the weighted sum, as
+Phase I does; a run whose model stops being finite gets a NaN payment.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
+from edgesim.mechanisms.base import (
+    Outcome,
+    ServerContext,
+    register_mechanism,
+    secure_aggregation,
+    weighted_total,
+)
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import run_phase1, step_size_phase1, step_size_phase2
 
@@ -36,6 +44,8 @@ def vcg_federated(ctx: ServerContext):
     replied_star[r.agents] = True
     payments = np.zeros(K)
     everyone = np.arange(K)
+    secure = secure_aggregation(ctx.cfg)
+    diverged_runs = []
     for k in range(K):
         others = np.delete(everyone, k)
         weight = float(p[others].sum())
@@ -44,8 +54,16 @@ def vcg_federated(ctx: ServerContext):
         eta = step_size_phase2(ctx, weight)
         w = ctx.w0
         for _ in range(T1):
-            g = yield Gather(w, others, "gradient", "phase2", problem=k)
+            g = yield Gather(
+                w, others, "gradient", "phase2", problem=k, aggregate=p[others] if secure else None
+            )
             w = w - eta * weighted_total(g, p[g.agents], weight)
+            if not np.all(np.isfinite(w)):
+                break
+        if not np.all(np.isfinite(w)):
+            payments[k] = np.nan
+            diverged_runs.append(k)
+            continue
         r = yield Gather(w, others, "loss", "phase2", problem=k)
         # Sums over the agents that replied to both loss rounds (rescaled to weight 1 - p_k).
         a = r.agents[replied_star[r.agents]]
@@ -53,7 +71,12 @@ def vcg_federated(ctx: ServerContext):
         got = float(p[a].sum())
         diff = float(p[a] @ (at_star[a] - v))
         payments[k] = diff * (weight / got) / p[k] if got > 0 else np.nan
-    info = {"eta1": eta1, "runs": K + 1, "diverged": False}
+    info = {
+        "eta1": eta1,
+        "runs": K + 1,
+        "diverged": bool(diverged_runs),
+        "diverged_runs": diverged_runs,
+    }
     return Outcome(
         w_star,
         payments,

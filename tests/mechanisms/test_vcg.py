@@ -118,3 +118,30 @@ def test_vcg_by_federated_runs_converges_to_exact_vcg_with_quadratic_messages():
     K, T1 = 5, 400
     # K T1 + K (losses at w*) + K runs of (K - 1) (T1 + 1) messages, each direction.
     assert result["communication"]["messages_up"] == K * T1 + K + K * (K - 1) * (T1 + 1)
+
+
+def test_vcg_by_federated_runs_aggregates_every_run_securely_when_asked():
+    """With secure aggregation all K + 1 trainings send only sums; the payments do not move."""
+    from edgesim.scenario import from_dict
+    from edgesim.simulate import Simulation, run
+
+    K, T1 = 4, 30
+    raw = {
+        "data": {"source": "synthetic", "samples": 160},
+        "model": {"kind": "ridge", "l2": 1.0},
+        "agents": {"count": K},
+        "mechanism": {"kind": "vcg-federated", "phase1_rounds": T1},
+        "network": {"fidelity": "batched", "secagg": {"masking": "skip"}},
+        "output": {"local_baseline": False},
+    }
+    plain = run(from_dict(raw))
+    raw["mechanism"]["secure_aggregation"] = True
+    sc = from_dict(raw)
+    sim = Simulation(sc)
+    secure = run(sc, sim)
+    rows = sim.last_trace.rows
+    masked = [
+        ph for ph, st in zip(rows["phase"], rows["stage"], strict=True) if st == "masked_input"
+    ]
+    assert masked.count("phase1") == T1 and masked.count("phase2") == K * T1
+    np.testing.assert_allclose(secure["payments"], plain["payments"], rtol=1e-6)
