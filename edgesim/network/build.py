@@ -39,7 +39,6 @@ class Network:
         self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
         self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
         self.availability = build_availability(cfg.availability, K, self.rng["availability"])
-        self.secagg = None
 
     def make_access(self, env, ap: int):
         """Return the uplink medium of access point ``ap`` for SimPy environment ``env``."""

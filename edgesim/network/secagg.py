@@ -410,16 +410,6 @@ class SecAggPlan:
         """True for the complete graph (every client a neighbour of every other)."""
         return self.degree == self.n_clients - 1
 
-    @property
-    def holders(self) -> int:
-        """h = k + 1: the clients holding shares of one client's secrets (itself included)."""
-        return self.degree + 1
-
-    @property
-    def crypto_work(self) -> int:
-        """n k (p + KEY_AGREEMENT_WORDS): the estimated crypto cost, in PRG words."""
-        return self.n_clients * self.degree * (self.dim + KEY_AGREEMENT_WORDS)
-
 
 def plan_secagg(n_clients: int, dim: int, cfg: SecAggConfig | None = None) -> SecAggPlan:
     """Return the :class:`SecAggPlan` of ``cfg`` for ``n_clients`` clients and ``dim`` entries.
@@ -595,11 +585,6 @@ class StageMessages:
     def messages(self) -> int:
         """Number of messages."""
         return int(self.nbytes.size)
-
-    @property
-    def total_bytes(self) -> int:
-        """Bytes of all messages, headers included."""
-        return int(self.nbytes.sum())
 
     def record(self) -> dict:
         """Return the :func:`protocol_messages` record of this stage (sizes must be uniform)."""

@@ -337,8 +337,8 @@ class NetworkServer:
             reply_ok=reply_ok,
             late=late,
             down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
-            down_transmissions=int(down.attempts.sum()),
-            down_retransmissions=int((down.attempts - 1).sum()),
+            down_transmissions=down.transmissions,
+            down_retransmissions=down.retransmissions,
         )
 
     def _steady_plan(self, down_bytes, up_bytes) -> Plan | None:
@@ -466,9 +466,9 @@ class NetworkServer:
             bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
             sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
             bytes_up = int(sent_up.sum())
-            up_transmissions = int(up.attempts.sum())
+            up_transmissions = up.transmissions
             retrans = plan.down_retransmissions + up_transmissions - senders.size
-            lost = plan.down_lost + int((~up.delivered).sum())
+            lost = plan.down_lost + up.dropped
             tr.agent_messages_down[agents] += 1
             tr.agent_messages_up[agents[senders]] += 1
             tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
@@ -520,17 +520,16 @@ class NetworkServer:
         agents = self.everyone if step.agents is None else np.asarray(step.agents)
         if step.ask == "local_model":
             return self.side.answer(step, agents)  # evaluation only: no message
-        if step.aggregate is not None and self.secure is not None:
-            replies = yield from self.secure.gather(self, step, agents)
-            replied = replies.agents
+        if step.aggregate is not None:
+            replies = yield from self.secure.gather(self, step, agents)  # sets ``missing``
         else:
             down = self.side.download_bytes(step)
             up = self.side.upload_bytes(step, agents)
             replied = yield from self.exchange(agents, down, up, step.phase, step.problem)
             replies = self.side.answer(step, replied)
+            if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
+                replies.missing = agents[~np.isin(agents, replied)]
         progress.update(phase=step.phase, round=self.counters.rounds.get(step.phase, 0))
-        if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
-            replies.missing = agents[~np.isin(agents, replied)]
         return replies
 
     def run(self, mechanism_gen):
