@@ -14,6 +14,7 @@ float sum of the (saturated) products.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +29,7 @@ DEFAULT_VALUE_BOUND = float(2**20)
 _HALF_RING = 2**63
 
 
+@functools.lru_cache(maxsize=256)  # exact Fractions: called every aggregated round
 def fixed_point_params(n_clients: int, value_bound: float = DEFAULT_VALUE_BOUND) -> int:
     """Return the frac bits f: the largest integer with ``n_clients * value_bound * 2^f < 2^63``.
 
@@ -55,6 +57,7 @@ def fixed_point_params(n_clients: int, value_bound: float = DEFAULT_VALUE_BOUND)
     return f
 
 
+@functools.lru_cache(maxsize=256)
 def _max_code(frac_bits: int, value_bound: float) -> int:
     """Return M = floor(value_bound * 2^frac_bits), the largest code magnitude (an int)."""
     x = Fraction(float(value_bound)) * Fraction(2) ** int(frac_bits)
