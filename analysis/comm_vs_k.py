@@ -44,7 +44,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-import edgesim
 from analysis import common
 from edgesim import theory
 
@@ -433,19 +432,10 @@ def collect(args) -> tuple[dict[str, list[dict]], dict]:
     """
     plan = QUICK if args.quick else FULL
     overrides = sweep_overrides(plan) + (QUICK_OVERRIDES if args.quick else [])
-    res = edgesim.sweep(
-        common.scenario_path(SCENARIO),
-        args.out / "runs" / STEM,
-        overrides=overrides,
-        workers=args.workers,
-    )
-    if res.failed:
-        raise RuntimeError(
-            f"{SCENARIO}: {len(res.failed)} run(s) failed: {res.failed[0].get('error')}"
-        )
+    res = common.sweep(SCENARIO, args.out, overrides, workers=args.workers, tag=STEM)
     rows = res.table()
-    sc = edgesim.load_scenario(common.scenario_path(SCENARIO), overrides=overrides[1:] or None)
-    eps, delta_tol = float(sc.mechanism.epsilon), float(sc.mechanism.theory_delta)
+    mech = res.ok[0]["result"]["scenario"]["mechanism"]  # what ran (the zip changes only kind)
+    eps, delta_tol = float(mech["epsilon"]), float(mech["theory_delta"])
     by_mech: dict[str, list[dict]] = {m: [] for m in MECHANISMS}
     for row in rows:
         rec = run_record(row, eps, delta_tol)

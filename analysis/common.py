@@ -14,7 +14,8 @@ import argparse
 import csv
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -24,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import edgesim  # noqa: E402
-from edgesim import sweep  # noqa: E402
+from edgesim import sweep as edgesim_sweep  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -59,27 +60,28 @@ def scenario_path(name: str) -> Path:
     return SCENARIOS / f"{name}.toml"
 
 
-def sweep_rows(
+def sweep(
     name: str,
     out: Path,
     overrides: Sequence[str] | dict = (),
     *,
-    workers: int = 0,
-    per_agent: bool = False,
+    workers: int,
     tag: str | None = None,
-) -> list[dict]:
-    """Sweep a shipped scenario (resuming under ``out/runs/<tag or name>``); returns tidy rows.
+) -> edgesim.SweepResult:
+    """Sweep a shipped scenario, resuming under ``out/runs/<tag or name>``; returns the SweepResult.
 
-    One dict per run (or per agent with ``per_agent``) with dotted columns,
-    as ``edgesim results`` writes them. A failed run raises RuntimeError with
-    its error, since a figure drawn from a partial sweep would mislead.
+    ``.ok`` holds every run's record (its whole output contract under
+    ``"result"``, its swept values under ``"values"``), ordered by run index;
+    ``.table()`` the tidy rows as ``edgesim results`` writes them. A failed
+    run raises RuntimeError naming the first failure, since a figure drawn
+    from a partial sweep would mislead.
     """
     runs = out / "runs" / (tag or name)
     res = edgesim.sweep(scenario_path(name), runs, overrides=_overrides(overrides), workers=workers)
     if res.failed:
         first = res.failed[0]
         raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
-    return res.table(per_agent=per_agent)
+    return res
 
 
 def run_one(name: str, overrides: Sequence[str] | dict = ()) -> dict:
@@ -99,7 +101,7 @@ def write_csv(path: Path, rows: Iterable[dict], columns: Sequence[str] | None = 
 
     ``columns``: the column order (default: every key, first seen first).
     """
-    sweep.write_csv(path, list(rows), None if columns is None else list(columns))
+    edgesim_sweep.write_csv(path, list(rows), None if columns is None else list(columns))
     return path
 
 
@@ -163,6 +165,18 @@ def mean_std_count(values: Iterable[float]) -> tuple[float, float, int]:
     """Return :func:`mean_std` of the finite values and how many there were (the seeds counted)."""
     finite = [x for x in values if x is not None and math.isfinite(x)]
     return (*mean_std(finite), len(finite))
+
+
+def group_stats(pairs: Iterable[tuple[Hashable, float]]) -> dict:
+    """Group (key, value) pairs by key; returns {key: :func:`mean_std_count` of its values}.
+
+    Keys keep the order in which they were first seen; non-finite values are
+    left out of the mean, the sample std and the count.
+    """
+    groups: dict = defaultdict(list)
+    for key, value in pairs:
+        groups[key].append(value)
+    return {key: mean_std_count(values) for key, values in groups.items()}
 
 
 def setting(result: dict, keys: Sequence[str]) -> str:

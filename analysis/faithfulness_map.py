@@ -52,7 +52,6 @@ import numpy as np
 
 import edgesim
 from analysis import common
-from analysis.fig1_proposition3 import sweep_records
 from edgesim import theory
 from edgesim.simulate import Simulation, weights_for
 
@@ -78,8 +77,8 @@ BOUNDS = ("Prop. 5 epsilon~", "2 epsilon + K (F(w*) - F(w^o))")
 TOP = ", largest over agents"  # suffix of the series drawn as lines
 
 
-def _size(quick: bool) -> tuple[list[str], list[float], list[int]]:
-    """Return (common overrides, Delta values, agents searched)."""
+def _size(quick: bool) -> list[str]:
+    """Return the overrides common to the three mechanisms' sweeps (size, Delta grid, agents searched)."""
     samples, deltas, agents, points, xtol, tol = (
         (400, [0.0, 1.0], [0], 3, 0.3, 0.01)
         if quick
@@ -104,7 +103,7 @@ def _size(quick: bool) -> tuple[list[str], list[float], list[int]]:
         f"sweep.data.partition.delta={deltas}",
         f"sweep.best_response.agent={agents}",
     ]
-    return common_ov, deltas, agents
+    return common_ov
 
 
 def max_feature_norm(overrides: list[str], delta: float, seed: int) -> float:
@@ -264,14 +263,13 @@ def draw(rows: list[dict]) -> plt.Figure:
 def main(argv=None) -> list[Path]:
     """Regenerate the faithfulness map; returns the PNG and CSV paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    common_ov, _, _ = _size(args.quick)
+    common_ov = _size(args.quick)
     size = "quick" if args.quick else "full"
     results = {}
     for mech, ov in MECHANISMS.items():
-        recs = sweep_records(
-            common_ov + ov, args.out, f"{SCENARIO}-map-{mech}-{size}", args.workers, SCENARIO
-        )
-        results[mech] = [rec["result"] for rec in recs]
+        tag = f"{SCENARIO}-map-{mech}-{size}"
+        res = common.sweep(SCENARIO, args.out, common_ov + ov, workers=args.workers, tag=tag)
+        results[mech] = [rec["result"] for rec in res.ok]
     keys = {_key(r) for r in results["ffl"]}
     x_norms = {k: max_feature_norm(common_ov, *k) for k in keys}
     rows = rows_for(results, x_norms)

@@ -78,24 +78,6 @@ def _size(quick: bool) -> list[str]:
     return ["best_response.points=25"]
 
 
-def sweep_records(
-    overrides: list[str], out: Path, tag: str, workers: int, name: str = SCENARIO
-) -> list[dict]:
-    """Sweep scenario ``name`` with ``overrides`` (resuming under out/runs/<tag>); returns ok records.
-
-    Like :func:`analysis.common.sweep_rows` but keeps each run's full result
-    (the best-response grid is a list, which the tidy table leaves out).
-    ``edgesim.sweep(...).records`` holds only this plan's runs, so nothing is
-    filtered here beyond the failed/ok split.
-    """
-    res = edgesim.sweep(
-        common.scenario_path(name), out / "runs" / tag, overrides=overrides, workers=workers
-    )
-    if res.failed:
-        raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed: {res.failed[0]['error']}")
-    return res.ok
-
-
 def kappa_l1_distance(mean: float, variance: float, clip: float) -> float:
     """Return ||P_0 - P_1|| = int |f_0 - f_1| (in [0, 2]) for the two agents' kappa laws.
 
@@ -165,6 +147,7 @@ class Bound:
         own = self.at == 0
         w0 = ridge_solve(self.Xt[own], self.yt[own], np.zeros(own.sum(), int), np.ones(1), self.l2)
         self.min_E0 = self._E0(w0)
+        self._parts: dict[float, dict] = {}  # parts(gamma), computed once per gamma
 
     def _E0(self, w: np.ndarray) -> float:
         own = self.at == 0
@@ -172,13 +155,19 @@ class Bound:
         return float(np.mean(0.5 * r**2) + 0.5 * self.l2 * w @ w)
 
     def parts(self, gamma: float) -> dict:
-        """Return Proposition 3's data-dependent constants at gamma.
+        """Return Proposition 3's data-dependent constants at gamma (computed once per gamma).
 
         ``L_ell``: the largest per-sample gradient norm over the support at
         w_gamma (loss units per unit of w); ``loss_scale``: the largest
         per-sample loss over the support on the proof's path (loss units);
         ``dist``: ||P_0 - mixture|| (an L1 distance of laws, dimensionless, in [0, 2]).
         """
+        if gamma not in self._parts:
+            self._parts[gamma] = self._compute_parts(gamma)
+        return self._parts[gamma]
+
+    def _compute_parts(self, gamma: float) -> dict:
+        """Return :meth:`parts` at gamma, computed (13 ridge solves)."""
         pt = theory.amplified_weights(self.p, 0, gamma)
         w_g = ridge_solve(self.X, self.y, self.agent, pt, self.l2)
         # the minimisers the proof of Prop. 2 integrates over: argmin (1-lam) E~ + lam E_0
@@ -217,8 +206,8 @@ def measured(quick: bool, out: Path, workers: int) -> list[dict]:
         "sweep.best_response.objective=['test', 'overall']",
     ]
     ffl = _size(quick) + [means, "mechanism.kind=ffl", "best_response.objective=overall"]
-    recs = sweep_records(fedavg, out, f"{SCENARIO}-fedavg-{size}", workers)
-    recs += sweep_records(ffl, out, f"{SCENARIO}-ffl-{size}", workers)
+    recs = common.sweep(SCENARIO, out, fedavg, workers=workers, tag=f"{SCENARIO}-fedavg-{size}").ok
+    recs += common.sweep(SCENARIO, out, ffl, workers=workers, tag=f"{SCENARIO}-ffl-{size}").ok
     return [r["result"] for r in recs]
 
 

@@ -35,7 +35,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from analysis import common
-from analysis.fig1_proposition3 import sweep_records
 from edgesim import theory
 
 STEM = "fig2_tradeoff"
@@ -230,10 +229,8 @@ def main(argv=None) -> list[Path]:
     """Regenerate Fig. 2 with the measured errors; returns the PNG and CSV paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
     tag = f"{SCENARIO}-fig2-{'quick' if args.quick else 'full'}"
-    results = [
-        r["result"]
-        for r in sweep_records(_overrides(args.quick), args.out, tag, args.workers, SCENARIO)
-    ]
+    res = common.sweep(SCENARIO, args.out, _overrides(args.quick), workers=args.workers, tag=tag)
+    results = [r["result"] for r in res.ok]
     c = constants(results)
     rows = theory_rows(c, {r["privacy"]["alpha"] for r in results}) + measured_rows(results)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)

@@ -26,7 +26,6 @@ L in {2, 10}, 2 seeds, the paper's calibration only.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,9 +74,11 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     cal_list = "[" + ", ".join(f'"{c}"' for c in cals) + "]"
 
     def sweep(tag: str, over: list[str]) -> list[dict]:
-        return paper_eval.sweep_results(
+        """Return the output dicts of one sweep of the scenario (resumed under runs/)."""
+        res = common.sweep(
             SCENARIO, args.out, common_over + over, workers=args.workers, tag=f"{STEM}-{tag}-{kind}"
         )
+        return [r["result"] for r in res.ok]
 
     ref = sweep(
         "ffl", ["mechanism.kind=ffl", "mechanism.exact_vcg=true", "sweep.mechanism.alpha=[0.1]"]
@@ -102,30 +103,28 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         ],
     )
 
-    values: dict[tuple[str, str, float], list[float]] = defaultdict(list)
+    pairs: list[tuple[tuple[str, str, float], float]] = []
     for panel, runs, key in (("alpha", by_alpha, "alpha"), ("clusters", by_l, "clusters")):
         for r in runs:
             m = r["scenario"]["mechanism"]
             series = f"dp-ffl-{m['calibration']}"
             x = float(m[key])
-            values[(panel, series, x)].append(payment_loss(r, vcg[r["seed"]], n_k[r["seed"]]))
+            pairs.append(((panel, series, x), payment_loss(r, vcg[r["seed"]], n_k[r["seed"]])))
             if panel == "alpha":
-                values[("train_loss", series, x)].append(r["model"]["global_loss"])
+                pairs.append((("train_loss", series, x), r["model"]["global_loss"]))
     for r in ref:
         err = payment_loss(r, vcg[r["seed"]], n_k[r["seed"]])
         for panel, xs in (("alpha", alphas), ("clusters", clusters)):
             for x in (min(xs), max(xs)):
-                values[(panel, "ffl", float(x))].append(err)
+                pairs.append(((panel, "ffl", float(x)), err))
         for x in (min(alphas), max(alphas)):
-            values[("train_loss", "ffl", float(x))].append(r["model"]["global_loss"])
-            values[("train_loss", "optimum", float(x))].append(r["model"]["optimum_loss"])
+            pairs.append((("train_loss", "ffl", float(x)), r["model"]["global_loss"]))
+            pairs.append((("train_loss", "optimum", float(x)), r["model"]["optimum_loss"]))
 
-    rows = []
-    for (panel, series, x), v in sorted(values.items()):
-        mean, std, count = common.mean_std_count(v)
-        rows.append(
-            {"panel": panel, "series": series, "x": x, "mean": mean, "std": std, "seeds": count}
-        )
+    rows = [
+        {"panel": panel, "series": series, "x": x, "mean": mean, "std": std, "seeds": count}
+        for (panel, series, x), (mean, std, count) in sorted(common.group_stats(pairs).items())
+    ]
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
     titles = {

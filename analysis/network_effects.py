@@ -99,14 +99,10 @@ HEADER_BYTES, FLOAT_BYTES = 64, 8
 def sweep_results(name: str, out: Path, overrides: Sequence[str], workers: int, tag: str):
     """Sweep a shipped scenario under ``out/runs/<tag>``; returns [(swept values, result dict)].
 
-    Like ``common.sweep_rows`` but keeps each run's whole output (per-agent
-    objects and ``vcg_payments``), which the per-agent panel needs.
+    The whole output of each run is kept (per-agent objects and
+    ``vcg_payments``), which the per-agent panel needs.
     """
-    res = edgesim.sweep(
-        common.scenario_path(name), out / "runs" / tag, overrides=list(overrides), workers=workers
-    )
-    if res.failed:
-        raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed: {res.failed[0].get('error')}")
+    res = common.sweep(name, out, overrides, workers=workers, tag=tag)
     return [(rec.get("values") or {}, rec["result"]) for rec in res.ok]
 
 
@@ -146,7 +142,10 @@ def churn_shift_s(sc) -> float:
 
 
 def loss_study(args, size) -> list[dict]:
-    """Loss x ARQ grid of FFL runs; returns one record per run (q, R, seed and measurements)."""
+    """Loss x ARQ grid of FFL runs; returns one record per run (q, R, seed and measurements).
+
+    ``epsilon``: Theorem 1's payment accuracy the run was given (its resolved scenario).
+    """
     over = LOSS_BASE + [
         f"sweep.network.radio.loss_prob={size['q']}",
         f"sweep.network.radio.arq_max_retries={size['R']}",
@@ -167,6 +166,7 @@ def loss_study(args, size) -> list[dict]:
                 "time_s": r["sim_time_s"]["total"],
                 "messages_up": c["messages_up"],
                 "messages_down": c["messages_down"],
+                "epsilon": r["scenario"]["mechanism"]["epsilon"],
             }
         )
     return recs
@@ -329,12 +329,13 @@ def per_agent_errors(result: dict) -> list[dict]:
 # ---------------------------------------------------------------------------- rows and figure
 
 
-def mean_over_seeds(recs: list[dict], key: str) -> dict:
-    """Group by (q, R); returns {(q, R): (mean, std)} of ``key``."""
-    groups: dict = defaultdict(list)
-    for r in recs:
-        groups[(r["q"], r["R"])].append(r[key])
-    return {k: common.mean_std(v) for k, v in sorted(groups.items())}
+def mean_over_seeds(recs: list[dict], keys: Sequence[str]) -> dict:
+    """Group by (q, R), in one pass; returns {key: {(q, R): (mean, std)}} for each of ``keys``."""
+    stats = common.group_stats(((key, r["q"], r["R"]), r[key]) for r in recs for key in keys)
+    out: dict = {key: {} for key in keys}
+    for (key, q, R), (m, s, _) in sorted(stats.items(), key=lambda kv: kv[0][1:]):
+        out[key][(q, R)] = (m, s)
+    return out
 
 
 def payment_spread(access: list[dict]) -> dict:
@@ -369,20 +370,15 @@ def build(loss, dl, tight, shift, mean_s, access, faith, epsilon) -> tuple[list[
 
     R_values = sorted({r["R"] for r in loss})
     q_values = sorted({r["q"] for r in loss})
-    n_up = mean_over_seeds(loss, "messages_up")
-    n_down = mean_over_seeds(loss, "messages_down")
+    panels = {"tx_per_message": "a", "no_reply": "b", "payment_error": "c", "time_s": "d"}
+    stats = mean_over_seeds(loss, ["messages_up", "messages_down", *panels])
+    n_up, n_down = stats["messages_up"], stats["messages_down"]
     seeds = len({r["seed"] for r in loss})
     (K_loss,) = {r["K"] for r in loss}
-    for key, panel in (
-        ("tx_per_message", "a"),
-        ("no_reply", "b"),
-        ("payment_error", "c"),
-        ("time_s", "d"),
-    ):
-        stats = mean_over_seeds(loss, key)
+    for key, panel in panels.items():
         for R in R_values:
             for q in q_values:
-                m, s = stats[(q, R)]
+                m, s = stats[key][(q, R)]
                 add(
                     panel,
                     f"measured R={R}",
@@ -768,8 +764,9 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     dl, tight, shift, mean_s = deadline_study(args, size)
     access = access_study(args, size)
     faith = faith_study(args)
-    # Theorem 1's payment accuracy in the loss study (churn-deadline runs fixed T1, T2 instead).
-    eps = float(edgesim.load_scenario(common.scenario_path("comm-vs-k")).mechanism.epsilon)
+    # Theorem 1's payment accuracy the loss study's runs were given (churn-deadline runs fixed
+    # T1, T2 instead).
+    (eps,) = {float(r["epsilon"]) for r in loss}
     rows, meta = build(loss, dl, tight, shift, mean_s, access, faith, eps)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
     png = common.save(draw(rows, meta, args.quick), args.out, STEM)

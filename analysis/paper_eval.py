@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -25,7 +24,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-import edgesim
 from analysis import common
 
 #: The four schemes of Figs. 3 and 4 (names of the shipped scenarios' [[sweep.zip]] group).
@@ -81,31 +79,16 @@ def dataset() -> tuple[list[str], str, bool]:
     )
 
 
-def manipulation(name: str) -> tuple[int, float]:
-    """Return (agent, gamma) of the manipulated-FedAvg scheme of a shipped scenario's [[sweep.zip]]."""
+def zip_group(name: str) -> dict:
+    """Return the first [[sweep.zip]] group of a shipped scenario (its ``name`` list names the schemes)."""
     with open(common.scenario_path(name), "rb") as f:
-        doc = tomllib.load(f)
-    group = doc["sweep"]["zip"][0]
+        return tomllib.load(f)["sweep"]["zip"][0]
+
+
+def manipulation(group: dict) -> tuple[int, float]:
+    """Return (agent, gamma) of the manipulated-FedAvg scheme of a [[sweep.zip]] group."""
     strategy = group["agents.strategy"][list(group["name"]).index("manipulated-fedavg")][0]
     return int(strategy["agent"]), float(strategy["gamma"])
-
-
-def sweep_results(
-    name: str, out: Path, overrides: Sequence[str], *, workers: int, tag: str
-) -> list[dict]:
-    """Sweep a shipped scenario under ``out/runs/<tag>`` (resuming); returns each run's output dict.
-
-    As :func:`analysis.common.sweep_rows`, but returns the whole output
-    contract of every run (lists such as ``vcg_payments`` included), ordered
-    by run index. A failed run raises RuntimeError.
-    """
-    res = edgesim.sweep(
-        common.scenario_path(name), out / "runs" / tag, overrides=list(overrides), workers=workers
-    )
-    if res.failed:
-        first = res.failed[0]
-        raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
-    return [r["result"] for r in res.ok]
 
 
 def scheme_metrics(result: dict, honest: np.ndarray) -> dict[str, float]:
@@ -143,19 +126,17 @@ def aggregate(
     ``x_of`` maps a run's output dict to its x value. The federated optimum
     F(w^o) is reported as scheme ``optimum`` (from the runs that computed it).
     """
-    values: dict[tuple[str, str, float], list[float]] = defaultdict(list)
-    for r in results:
-        scheme, x = r["name"], float(x_of(r))
-        for q, v in scheme_metrics(r, honest).items():
-            if q == "optimum":
-                if math.isfinite(v):
-                    values[("train_loss", "optimum", x)].append(v)
-                continue
-            values[(q, scheme, x)].append(v)
-    out = {}
-    for key, v in values.items():
-        out[key] = common.mean_std_count(v)
-    return out
+
+    def pairs():
+        for r in results:
+            scheme, x = r["name"], float(x_of(r))
+            for q, v in scheme_metrics(r, honest).items():
+                if q != "optimum":
+                    yield (q, scheme, x), v
+                elif math.isfinite(v):
+                    yield ("train_loss", "optimum", x), v
+
+    return common.group_stats(pairs())
 
 
 #: Panels of Figs. 3 and 4: quantity, y label, y scale.
@@ -217,15 +198,14 @@ def draw_schemes(axes, stats: dict, x_label: str, log_x: bool) -> list[dict]:
     return rows
 
 
-def exact_vcg_in_ffl_only(name: str) -> list[str]:
+def exact_vcg_in_ffl_only(group: dict) -> list[str]:
     """Return overrides computing exact VCG (hence F(w^o)) only in the FFL runs, no local baseline.
 
+    ``group``: the scenario's first [[sweep.zip]] group (:func:`zip_group`).
     Local learning is its own scheme here, so no run needs the per-agent
     local baseline; the other schemes are compared with FFL's optimum.
     """
-    with open(common.scenario_path(name), "rb") as f:
-        names = tomllib.load(f)["sweep"]["zip"][0]["name"]
-    flags = ", ".join("true" if s == "ffl" else "false" for s in names)
+    flags = ", ".join("true" if s == "ffl" else "false" for s in group["name"])
     return [f"sweep.zip[0].mechanism.exact_vcg=[{flags}]", "output.local_baseline=false"]
 
 
@@ -248,10 +228,12 @@ def scheme_figure(
     one row per plotted point: panel, series, x_name, x, mean, std, seeds.
     """
     data_over, data_label, mnist = dataset()
-    over = data_over + exact_vcg_in_ffl_only(scenario) + sweep_over + [f"sweep.seed={list(seeds)}"]
+    group = zip_group(scenario)
+    over = data_over + exact_vcg_in_ffl_only(group) + sweep_over + [f"sweep.seed={list(seeds)}"]
     tag = f"{stem}-{'mnist' if mnist else 'digits'}"
-    results = sweep_results(scenario, args.out, over, workers=args.workers, tag=tag)
-    agent, gamma = manipulation(scenario)
+    res = common.sweep(scenario, args.out, over, workers=args.workers, tag=tag)
+    results = [r["result"] for r in res.ok]
+    agent, gamma = manipulation(group)
     K = results[0]["K"]
     honest = np.array([k for k in range(K) if k != agent])
     stats = aggregate(results, x_of, honest)

@@ -34,16 +34,17 @@ FIGURES = [
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
-    """Run the figure modules (all, or ``--only``); returns the paths written."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="reduced sizes (CI)")
-    p.add_argument("--out", type=Path, default=None, help="output folder")
-    p.add_argument("--workers", type=int, default=None, help="processes for the sweeps")
+    """Run the figure modules (all, or ``--only``); returns the paths written.
+
+    Only ``--only`` is read here; every other argument (``--quick``,
+    ``--out``, ``--workers``) goes to each module's ``common.parse_args``.
+    """
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Other arguments (--quick, --out, --workers) go to every figure module.",
+    )
     p.add_argument("--only", nargs="+", choices=FIGURES, default=None, metavar="FIGURE")
-    args = p.parse_args(argv)
-    passed = (["--quick"] if args.quick else []) + (["--out", str(args.out)] if args.out else [])
-    if args.workers is not None:
-        passed += ["--workers", str(args.workers)]
+    args, passed = p.parse_known_args(argv)
     written: list[Path] = []
     for name in args.only or FIGURES:
         start = time.perf_counter()

@@ -45,13 +45,13 @@ import argparse
 import json
 import math
 import os
-import resource
-import subprocess
 import sys
 import time
 import tracemalloc
 
+import _common  # analysis/benchmarks/_common.py (this script's folder is on sys.path)
 import numpy as np
+from _common import peak_rss, reset_peak_rss, verdict
 
 from edgesim.learning.data import FederatedDataset
 from edgesim.learning.models import Logistic, Ridge
@@ -206,43 +206,6 @@ def _timed(obj, name: str, acc: dict) -> None:
     setattr(obj, name, wrapper)
 
 
-def _proc_status_bytes(field: str) -> int | None:
-    """A memory line of /proc/self/status (e.g. VmRSS, VmHWM) in bytes; None where unavailable."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak_rss() -> int:
-    """Reset the peak RSS (Linux ``clear_refs``) so that :func:`peak_rss` covers what follows.
-
-    Returns the current RSS in bytes (the baseline of the run). Where the reset is not
-    available, returns the peak so far (the increase then reads 0 when imports peaked higher).
-    """
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return peak_rss()
-    return _proc_status_bytes("VmRSS") or peak_rss()
-
-
-def peak_rss() -> int:
-    """Peak RSS of this process in bytes: VmHWM, else ``ru_maxrss``.
-
-    ``ru_maxrss`` alone is not used on Linux: a child started by fork + exec inherits
-    the parent's RSS at the fork as its ``ru_maxrss`` floor, and ``clear_refs`` does not
-    lower it.
-    """
-    hwm = _proc_status_bytes("VmHWM")
-    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def ffl_child(K: int, l2: float, epsilon: float, trace: bool, local: bool) -> None:
     """Run one FFL scenario in this (fresh) process and print its measurements as JSON.
 
@@ -312,13 +275,7 @@ def run_child(K: int, args, trace: bool = False, local: bool = False) -> dict | 
     cmd += ["--epsilon", repr(args.epsilon)]
     cmd += ["--trace"] if trace else []
     cmd += ["--local"] if local else []
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    for line in proc.stdout.splitlines():
-        if line.startswith(CHILD_TAG):
-            return json.loads(line[len(CHILD_TAG) :])
-    print(f"FFL run at K={K} failed (exit {proc.returncode}):")
-    print((proc.stdout + proc.stderr)[-3000:])
-    return None
+    return _common.run_child(cmd, CHILD_TAG, f"FFL run at K={K}")[0]
 
 
 def mb(x: float) -> str:
@@ -374,10 +331,6 @@ def report_traced(r: dict) -> None:
         f" = {peak / (n * d * 8):.2f} x n d 8 B = {peak / (K * d * 8):.1f} x K d 8 B"
         f" (wall {r['wall_s']:.1f} s with tracing) --"
     )
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
 
 
 def main(argv=None) -> int:

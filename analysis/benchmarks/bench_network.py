@@ -82,12 +82,12 @@ import json
 import os
 import pstats
 import resource
-import subprocess
 import sys
 import time
 
 import numpy as np
 import simpy
+from _common import peak_rss, run_child, verdict
 
 from edgesim.mechanisms.protocol import Gather, Replies, model_bytes, payload_bytes
 from edgesim.network.build import Network
@@ -366,18 +366,6 @@ def _accumulate(owner, name: str, acc: dict, generator: bool = False) -> None:
     setattr(owner, name, gen_wrapper if generator else wrapper)
 
 
-def peak_rss() -> int:
-    """Peak RSS of this process in bytes (VmHWM; ``ru_maxrss`` where /proc is missing)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def ffl_child(K: int, epsilon: float, profile: bool) -> None:
     """Run the FFL scenario once in this (fresh) process; print its measurements as JSON.
 
@@ -438,14 +426,8 @@ def run_ffl(K: int, epsilon: float, profile: bool) -> dict | None:
     """Run :func:`ffl_child` in a subprocess and print its report; returns its measurements."""
     cmd = [sys.executable, __file__, "--child", str(K), "--epsilon", repr(epsilon)]
     cmd += ["--profile"] if profile else []
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    r = None
-    for line in proc.stdout.splitlines():
-        if line.startswith(CHILD_TAG):
-            r = json.loads(line[len(CHILD_TAG) :])
+    r, proc = run_child(cmd, CHILD_TAG, f"FFL run at K = {K}")
     if r is None:
-        print(f"FFL run at K = {K} failed (exit {proc.returncode}):")
-        print((proc.stdout + proc.stderr)[-3000:])
         return None
     c = r["calls"]
     mech, ans, net = c["run_mechanism"][1], c["answer"][1], c["exchange"][1]
@@ -487,10 +469,6 @@ def run_ffl(K: int, epsilon: float, profile: bool) -> dict | None:
 
 
 # ------------------------------------------------------------------ main
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
 
 
 def main(argv=None) -> int:
