@@ -12,6 +12,12 @@ server wakes it by moving its resume callback onto the event of the
 message's arrival instant, which it shares with every other message arriving
 then (:meth:`~edgesim.network.server.NetworkServer._walk`). A message is
 thus no new SimPy event of its own, and the device needs no fresh inbox.
+
+When every cell is dedicated the wake changes nothing (the server's walk
+lands the reply); it is kept so that in ``events`` each delivered message
+still resumes its device's process, one resume per message, the cost the
+fidelity stands for. Without it ``events`` on independent links would be
+``batched`` walked instant by instant.
 """
 
 from __future__ import annotations
