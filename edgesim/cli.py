@@ -120,7 +120,8 @@ def cmd_run(args) -> int:
             " it); run the sweep with `edgesim sweep`",
             file=sys.stderr,
         )
-    for flag, path in (("--json", args.json), ("--trace", args.trace)):
+    outputs = (("--json", args.json), ("--trace", args.trace), ("--model", args.model))
+    for flag, path in outputs:
         problem = _check_output(path, flag) if path else None
         if problem:
             return _fail_input([problem])
@@ -140,6 +141,7 @@ def cmd_run(args) -> int:
             result = run(sc, sim)
         text = to_json(result)
         trace_text = sim.last_trace.to_csv() if args.trace else None
+        model_bytes = _npy_bytes(sim.last_model) if args.model else None
     except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
         return _fail_input(errs.errors)
     except ScenarioError as err:
@@ -149,7 +151,11 @@ def cmd_run(args) -> int:
             traceback.print_exc()
         print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
         return 1
-    for flag, path, content in (("--json", args.json, text), ("--trace", args.trace, trace_text)):
+    for flag, path, content in (
+        ("--json", args.json, text),
+        ("--trace", args.trace, trace_text),
+        ("--model", args.model, model_bytes),
+    ):
         if not path:
             continue
         try:
@@ -161,6 +167,17 @@ def cmd_run(args) -> int:
         if args.json:
             print(f"  JSON written to {args.json}")
     return 0
+
+
+def _npy_bytes(array) -> bytes:
+    """Return ``array`` in NumPy's .npy format (what ``numpy.load`` reads)."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array, dtype=float))
+    return buf.getvalue()
 
 
 def cmd_validate(args) -> int:
@@ -355,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="OUT", help="write the result JSON here")
     r.add_argument(
         "--trace", metavar="CSV", help="write the network's per-round trace here (network runs)"
+    )
+    r.add_argument(
+        "--model",
+        metavar="OUT.npy",
+        help="save the final global model w* (numpy .npy, the model's shape); dp-ffl: the noisy"
+        " release",
     )
     r.add_argument("--quiet", action="store_true", help="print nothing")
     r.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")

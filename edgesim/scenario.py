@@ -31,7 +31,7 @@ from edgesim.config import option, section
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms import MECHANISMS
-from edgesim.mechanisms.base import MechanismConfig
+from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, MechanismConfig
 from edgesim.network.config import NetworkConfig
 from edgesim.plugins import register_from_spec
 
@@ -86,6 +86,11 @@ class OutputConfig:
 
     local_baseline: bool = option(
         True, "train every agent's local model for local_loss (voluntary participation)"
+    )
+    model_weights: bool = option(
+        False,
+        "add model.weights: the final global model w* as nested lists in the model's shape"
+        " ((d',) ridge, (d', classes) logistic; the intercept last); for dp-ffl the noisy release",
     )
 
 
@@ -364,6 +369,21 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                 ScenarioError(
                     "mechanism.kind",
                     f"unknown mechanism {m.kind!r}{hint}; use {allowed} or 'module:function'",
+                )
+            )
+    for key, kinds, what in (
+        ("clip_norm", CLIPS_GRADIENTS, "gradient reports"),
+        ("loss_bound", CLIPS_LOSSES, "loss reports"),
+    ):
+        value = getattr(m, key)
+        if bad("mechanism.kind", f"mechanism.{key}") or isinstance(value, str):
+            continue
+        if m.kind in BUILTIN_MECHANISMS and m.kind not in kinds:
+            errors.append(
+                ScenarioError(
+                    f"mechanism.{key}",
+                    f"mechanism {m.kind!r} sends no {what} to clip; set it for"
+                    f" {_or_list([repr(k) for k in kinds])}, or leave it 'auto'",
                 )
             )
     if not bad("mechanism.clusters", "agents.count"):

@@ -15,7 +15,7 @@ from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model, make_model
 from edgesim.mechanisms import make_mechanism
-from edgesim.mechanisms.base import Outcome, ServerContext
+from edgesim.mechanisms.base import Outcome, ServerContext, clip_norm, loss_bound
 from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
@@ -61,6 +61,7 @@ class MechanismRun:
     mu: float
     L_g: float
     network: NetworkServer | None = None
+    side: AgentSide | None = None
 
 
 class Simulation:
@@ -85,6 +86,7 @@ class Simulation:
         )
         self._local = None
         self.last_trace = None  # the network trace of the last run (network fidelities)
+        self.last_model = None  # w* of the last run, in the model's shape
         self._federations: dict[tuple, tuple[Design, float]] = {}
 
     def run_mechanism(self, population: Population | None = None) -> MechanismRun:
@@ -116,6 +118,8 @@ class Simulation:
             rng["agents"],
             sc.mechanism.local_rounds,
             sc.network.secagg.value_bound,
+            clip_norm(sc.mechanism),
+            loss_bound(sc.mechanism),
         )
         gen = make_mechanism(sc.mechanism.kind)(ctx)
         server = None
@@ -129,7 +133,7 @@ class Simulation:
                 server = NetworkServer(net, side, participants)
                 outcome = server.run(gen)
                 counters = server.counters
-        return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server)
+        return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side)
 
     def _federation(self, participants: np.ndarray) -> tuple[Design, float]:
         """Return the design of ``participants`` and its L_g, computed once per set.
@@ -290,6 +294,9 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     participants_W = W[mrun.participants]
     glob = float(p @ model.agent_losses_each(participants_W, mrun.design))
     model_out = {"global_loss": glob, "test_accuracy": None}
+    sim.last_model = model.shaped(out.model)
+    if scenario.output.model_weights:
+        model_out["weights"] = sim.last_model
     if model.kind == "logistic":
         n_t = design.n_k_test[mrun.participants]
         a = acc[mrun.participants]
@@ -365,8 +372,11 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         for i, c in enumerate(info["cluster_of_agent"]):
             clusters[int(mrun.participants[i])] = c
         info["cluster_of_agent"] = clusters
+    clipping = _clipping(mrun.side)
     if "privacy" in info:
-        result["privacy"] = info.pop("privacy")
+        result["privacy"] = {**info.pop("privacy"), **clipping}
+    elif clipping["clip_norm"] is not None or clipping["loss_bound"] is not None:
+        result["clipping"] = clipping
     result["mechanism_info"] = info
 
     br = scenario.best_response
@@ -375,6 +385,22 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     result = _clean(result)
     result["agents"] = agents  # built clean already; placed after the per-run fields
     return result
+
+
+def _clipping(side: AgentSide) -> dict:
+    """Return what the agents' clipping enforced and how often it bit (JSON-ready).
+
+    ``clip_norm`` C and ``loss_bound`` B (None: not clipped); ``clipped_fraction``
+    and ``loss_clipped_fraction``: the share of per-sample gradients (losses) that
+    were clipped, over every report the agents computed (None when nothing was
+    clipped-checked).
+    """
+    return {
+        "clip_norm": side.clip_norm,
+        "loss_bound": side.loss_bound,
+        "clipped_fraction": side.gradient_clips.fraction,
+        "loss_clipped_fraction": side.loss_clips.fraction,
+    }
 
 
 def _network_summary(server: NetworkServer) -> dict:

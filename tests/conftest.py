@@ -61,7 +61,7 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
     """Run a mechanism in memory on ``data``; returns (Outcome, Counters, design, p, L_g)."""
     from edgesim.agents import Population
     from edgesim.mechanisms import make_mechanism
-    from edgesim.mechanisms.base import MechanismConfig, ServerContext
+    from edgesim.mechanisms.base import MechanismConfig, ServerContext, clip_norm, loss_bound
     from edgesim.mechanisms.driver import AgentSide, run_in_memory
 
     des = model.design(data)
@@ -80,6 +80,13 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
         model.init(data.d),
         np.random.default_rng(seed),
     )
-    side = AgentSide(model, des, population or Population(K), np.random.default_rng(seed + 1))
+    side = AgentSide(
+        model,
+        des,
+        population or Population(K),
+        np.random.default_rng(seed + 1),
+        clip_norm=clip_norm(conf),
+        loss_bound=loss_bound(conf),
+    )
     out, counters = run_in_memory(make_mechanism(conf.kind)(ctx), side, K)
     return out, counters, des, p, L_g

@@ -501,3 +501,45 @@ def test_trace_needs_a_network(tmp_path, capsys):
     assert main(["run", "--quiet", "--trace", str(tmp_path / "t.csv")]) == 2
     assert "--trace" in capsys.readouterr().err
     assert not (tmp_path / "t.csv").exists()
+
+
+def test_model_weights_in_the_json_and_as_npy_are_the_noisy_release(tmp_path, capsys):
+    import numpy as np
+
+    from edgesim import scenario
+    from edgesim.simulate import Simulation
+
+    path = write(tmp_path, SMALL)
+    sets = ["--set", "mechanism.kind=dp-ffl", "--set", "output.model_weights=true"]
+    out_json, out_npy = tmp_path / "r.json", tmp_path / "w.npy"
+    code = main(["run", str(path), *sets, "--json", str(out_json), "--model", str(out_npy)])
+    assert code == 0
+    result = json.loads(out_json.read_text())
+    saved = np.load(out_npy)
+    classes = result["data"]["classes"]
+    assert saved.shape == (result["data"]["d"] + 1, classes)  # (d', C), intercept row last
+    np.testing.assert_array_equal(saved, np.asarray(result["model"]["weights"]))
+    # exactly the model the mechanism released (w* of Phase I with its noise)
+    sc = scenario.load(path, ["mechanism.kind=dp-ffl"])
+    released = Simulation(sc).run_mechanism().outcome.model
+    np.testing.assert_array_equal(saved.ravel(), released)
+    # off by default: the JSON stays small
+    assert main(["run", str(path), "--json", str(out_json), "--quiet"]) == 0
+    assert "weights" not in json.loads(out_json.read_text())["model"]
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("mechanism.clip_norm=-1", "mechanism.clip_norm"),
+        ("mechanism.loss_bound=-0.5", "mechanism.loss_bound"),
+        ("mechanism.clip_norm=2", "mechanism.clip_norm"),  # asked of vcg, which cannot clip
+        ("mechanism.loss_bound=2", "mechanism.loss_bound"),
+    ],
+)
+def test_bad_clipping_exits_2_naming_the_key(tmp_path, capsys, override, key):
+    path = write(tmp_path, SMALL.replace('kind = "ffl"', 'kind = "vcg"'))
+    out = tmp_path / "r.json"
+    assert main(["run", str(path), "--set", override, "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and key in err[0] and not out.exists()

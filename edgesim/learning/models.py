@@ -19,6 +19,7 @@ Python loop over agents.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -84,6 +85,21 @@ class Design:
     def K(self) -> int:
         """Number of agents."""
         return self.data.K
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """Return ||x_i|| of every training row of ``Xa`` (intercept included), shape (n,).
+
+        Per-sample gradient norms factorise through it (see :meth:`Model.agent_grads`),
+        so clipping needs this one (n,) array, never an (n, n_params) one.
+        """
+        return np.sqrt(np.einsum("ij,ij->i", self.Xa, self.Xa))
+
+
+def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
+    """Return the per-sample factors min(1, bound / norm) that clip ``norms`` to ``bound``."""
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0, bound / norms)
 
 
 BLOCK_ROWS = 8192
@@ -221,8 +237,13 @@ class Model:
         """Data part of the per-sample loss (without the l2 term), shape (n,)."""
         raise NotImplementedError
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k) -> np.ndarray:
-        """Per-agent sums of the data part of the gradient, shape (K, n_params)."""
+    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None) -> tuple[np.ndarray, int]:
+        """Per-agent sums of the data part of the gradient, shape (K, n_params).
+
+        ``clip``: ``None``, or ``(row_norms, C)``: each per-sample gradient is then
+        rescaled to L2 norm at most C before the sums. Returns (sums, which rows were
+        clipped: a boolean (n,) array, or None without ``clip``).
+        """
         raise NotImplementedError
 
     def curvature_factor(self) -> float:
@@ -230,24 +251,61 @@ class Model:
         raise NotImplementedError
 
     # --- shared API -------------------------------------------------------------------------
-    def agent_losses(self, w: np.ndarray, design: Design, test: bool = False) -> np.ndarray:
+    def agent_losses(
+        self,
+        w: np.ndarray,
+        design: Design,
+        test: bool = False,
+        loss_bound: float | None = None,
+        clipped: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Return F_k(w) for every agent, shape (K,) (mean loss incl. the l2 term).
 
         With ``test=True`` the mean is over each agent's test samples (NaN for an
         agent without test samples): the estimate of its expected risk E_k(w).
+        With ``loss_bound`` B, each per-sample data loss is clipped to [0, B]
+        first (the data losses of both models are >= 0, so only the top clips);
+        the l2 term is data-independent and never clipped. ``clipped``, a (K,)
+        array, receives each agent's number of clipped samples.
         """
-        Xa, y, *_ = design.split(test)
-        means = design.agent_means(self.sample_losses(w, Xa, y), test)
+        Xa, y, _, starts, n_k = design.split(test)
+        losses = self.sample_losses(w, Xa, y)
+        if loss_bound is not None:
+            if clipped is not None:
+                clipped[:] = segment_sum((losses > loss_bound).astype(float), starts, n_k)
+            losses = np.minimum(losses, loss_bound)
+        means = design.agent_means(losses, test)
         return means + 0.5 * self.l2 * float(w @ w)
 
-    def agent_grads(self, w: np.ndarray, design: Design) -> np.ndarray:
-        """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params)."""
+    def agent_grads(
+        self,
+        w: np.ndarray,
+        design: Design,
+        clip_norm: float | None = None,
+        clipped: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params).
+
+        With ``clip_norm`` C, agent k's report is the mean of its per-sample data
+        gradients each clipped to L2 norm C, plus the regulariser's gradient
+        l2 w (data-independent, so not clipped), as per-sample clipping in
+        Opacus and TF Privacy. Replacing one of agent k's n_k samples then
+        moves the report by at most 2 C / n_k, whatever the data. The
+        per-sample data gradient is r_i x_i (ridge) or x_i (p_i - e_{y_i})^T
+        (logistic), so its norm is |r_i| ||x_i|| or ||p_i - e_{y_i}|| ||x_i||
+        and clipping is a per-sample rescaling of r_i or of p_i - e_{y_i}: no
+        (n, n_params) array is formed. ``clipped``, a (K,) array, receives each
+        agent's number of clipped samples.
+        """
         g = np.empty((design.K, w.size))
         Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
+        norms = design.row_norms if clip_norm is not None else None
         for a0, a1, r0, r1 in design.blocks:  # cache-sized blocks of agents, not a loop over agents
-            g[a0:a1] = self._agent_data_grads(
-                w, Xa[r0:r1], y[r0:r1], starts[a0:a1] - r0, n_k[a0:a1]
-            )
+            clip = None if norms is None else (norms[r0:r1], clip_norm)
+            st = starts[a0:a1] - r0
+            g[a0:a1], over = self._agent_data_grads(w, Xa[r0:r1], y[r0:r1], st, n_k[a0:a1], clip)
+            if clipped is not None and over is not None:
+                clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
         g /= n_k[:, None]
         g += self.l2 * w
         return g
@@ -309,6 +367,10 @@ class Model:
         """Return predictions: real values (ridge) or class indices (logistic)."""
         raise NotImplementedError
 
+    def shaped(self, w: np.ndarray) -> np.ndarray:
+        """Return the flat parameters ``w`` in the model's own shape: (d',) ridge, (d', C) logistic."""
+        return w if self.n_classes == 0 else w.reshape(-1, self.n_classes)
+
     def accuracy_each(self, W: np.ndarray, design: Design) -> np.ndarray:
         """Return each agent's test accuracy with its own model W[k], shape (K,); NaN for regression."""
         return np.full(design.K, np.nan)
@@ -332,9 +394,15 @@ class Ridge(Model):
         r = Xa @ w - y
         return 0.5 * r * r
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k):
+    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None):
         r = Xa @ w - y
-        return segment_sum(Xa, starts, n_k, r)
+        over = None
+        if clip is not None:  # per-sample gradient r_i x_i has norm |r_i| ||x_i||
+            norms, C = clip
+            s = clip_scale(np.abs(r) * norms, C)
+            over = s < 1.0
+            r *= s
+        return segment_sum(Xa, starts, n_k, r), over
 
     def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
@@ -390,8 +458,8 @@ class Logistic(Model):
         logp = log_softmax(self._scores(w, Xa), axis=1)
         return -logp[np.arange(Xa.shape[0]), y]
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k):
-        return self._class_sums(self._scores(w, Xa), Xa, y, starts, n_k)
+    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None):
+        return self._class_sums(self._scores(w, Xa), Xa, y, starts, n_k, clip)
 
     def _scores_each(self, W, Xa, agent):
         Wm = W.reshape(W.shape[0], Xa.shape[1], self.n_classes)
@@ -399,7 +467,7 @@ class Logistic(Model):
 
     def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         S = self._scores_each(W, Xa, agent)
-        return self._class_sums(S, Xa, y, starts, n_k)
+        return self._class_sums(S, Xa, y, starts, n_k)[0]
 
     def _sample_losses_each(self, W, Xa, y, agent):
         if Xa.shape[0] == 0:
@@ -407,7 +475,7 @@ class Logistic(Model):
         logp = log_softmax(self._scores_each(W, Xa, agent), axis=1)
         return -logp[np.arange(Xa.shape[0]), y]
 
-    def _class_sums(self, S, Xa, y, starts, n_k):
+    def _class_sums(self, S, Xa, y, starts, n_k, clip=None):
         # Softmax probabilities minus the one-hot label. Reductions over the few class
         # columns are written column by column: numpy's axis=1 reduce is slow on short rows.
         top = S[:, 0].copy()
@@ -416,7 +484,13 @@ class Logistic(Model):
         E = np.exp(S - top[:, None])
         E /= (E @ np.ones(S.shape[1]))[:, None]
         E.reshape(-1)[np.arange(Xa.shape[0]) * S.shape[1] + y] -= 1.0
-        return segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1)
+        over = None
+        if clip is not None:  # the gradient x_i (p_i - e_y)^T has norm ||p_i - e_y|| ||x_i||
+            norms, C = clip
+            s = clip_scale(np.sqrt(np.einsum("ic,ic->i", E, E)) * norms, C)
+            over = s < 1.0
+            E *= s[:, None]
+        return segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1), over
 
     def predict(self, w, Xa):
         """Return the predicted class of each row, shape (n,), int64."""

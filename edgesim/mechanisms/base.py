@@ -88,7 +88,29 @@ class MechanismConfig:
         choices=("paper", "accountant"),
     )
     gradient_bound: float = option(
-        1.0, "dp-ffl: L_f, the gradient bound the sensitivity assumes (Definition 4)", gt=0
+        1.0,
+        "dp-ffl: L_f, the per-sample gradient bound (Definition 4); alias of clip_norm, used"
+        " as the clipping norm C when clip_norm = 'auto'",
+        gt=0,
+    )
+    clip_norm: float | str = option(
+        "auto",
+        "clip every per-sample data gradient to this L2 norm C on the agent's side before it"
+        " is averaged (as Opacus and TF Privacy do): a number, 'auto' (gradient_bound for"
+        " dp-ffl, no clipping otherwise) or 'off' (no clipping: dp-ffl's privacy figures are"
+        " then assumed, not enforced)",
+        kinds=(float, int, str),
+        choices=("auto", "off"),
+        gt=0,
+    )
+    loss_bound: float | str = option(
+        "auto",
+        "clip every per-sample data loss to [0, B] in loss reports (dp-ffl's payments,"
+        " vcg-federated): a number B, 'auto' (1 for dp-ffl, the paper's bound; no clipping"
+        " otherwise) or 'off'",
+        kinds=(float, int, str),
+        choices=("auto", "off"),
+        gt=0,
     )
     secure_aggregation: bool | str = option(
         "auto",
@@ -108,6 +130,37 @@ class MechanismConfig:
     local_rounds: int = option(
         5000, "cap on gradient steps of each agent's local learning (accelerated GD)", ge=1
     )
+
+
+#: Mechanisms whose agents send gradient reports (clip_norm applies), and loss reports (loss_bound).
+CLIPS_GRADIENTS = ("fedavg", "ffl", "dp-ffl", "vcg-federated")
+CLIPS_LOSSES = ("dp-ffl", "vcg-federated")
+
+
+def clip_norm(cfg: MechanismConfig) -> float | None:
+    """Return the per-sample gradient clipping norm C the agents enforce, or None for none.
+
+    ``'auto'`` is ``gradient_bound`` for dp-ffl (its sensitivity needs a bound that holds)
+    and no clipping for every other mechanism; ``'off'`` never clips.
+    """
+    if cfg.clip_norm == "off":
+        return None
+    if cfg.clip_norm == "auto":
+        return float(cfg.gradient_bound) if cfg.kind == "dp-ffl" else None
+    return float(cfg.clip_norm)
+
+
+def loss_bound(cfg: MechanismConfig) -> float | None:
+    """Return B, the bound per-sample losses in loss reports are clipped to ([0, B]), or None.
+
+    ``'auto'`` is 1 for dp-ffl (the paper's payment sensitivity 2 / n_(1) assumes losses in
+    [0, 1]) and no clipping otherwise; ``'off'`` never clips.
+    """
+    if cfg.loss_bound == "off":
+        return None
+    if cfg.loss_bound == "auto":
+        return 1.0 if cfg.kind == "dp-ffl" else None
+    return float(cfg.loss_bound)
 
 
 def secure_aggregation(cfg: MechanismConfig) -> bool:

@@ -8,10 +8,26 @@ line sums over C_l; Definition 2 sums over the others), then every agent
 reports F_j(w*) - F_j(w_l[T2]) and, for k in C_l,
     P_k = sum_{j != k} (p_j / p_k) (F_j(w*) - F_j(w_l[T2])) + n_P,k,  n_P,k ~ N(0, sigma_P^2).
 
-Noise calibration (DESIGN "Privacy"): ``paper`` uses sigma^2 and sigma_P^2 of
-eq. noise exactly; ``accountant`` sets them from the releases actually made
-(T1 + L T2 aggregate releases, K payments) so that the tight epsilon equals
-alpha. Either way the JSON reports the epsilon actually obtained.
+Sensitivities hold by construction: every agent clips each per-sample data
+gradient to norm C (``mechanism.clip_norm``, default ``gradient_bound`` = 1)
+and each per-sample loss to [0, B] (``mechanism.loss_bound``, default 1) before
+it reports (:class:`~edgesim.mechanisms.driver.AgentSide`). Replacing one of
+agent j's n_j samples then moves its mean gradient by at most 2 C / n_j (the
+old and the new clipped gradient each have norm <= C; the l2 term does not
+depend on the data), so the aggregate sum_j p_j g_j moves by at most
+2 C max_j p_j / n_j; and it moves F_j(w*) - F_j(w_l) by at most 2 B / n_j
+(each clipped loss lies in [0, B]), so a payment P_k, which weighs that by
+p_j / p_k, moves by at most 2 B max_k (1/p_k) max_{j != k} p_j / n_j
+(= 2 B / n_(1) for equal weights and for weights proportional to samples).
+
+Noise calibration: ``paper`` uses sigma^2 and sigma_P^2 of the paper's eq.
+(noise) exactly, with L_f = C (and sigma_P scaled by B; the paper assumes
+B = 1); ``accountant`` sets them from the releases actually made (T1 + L T2
+aggregate releases, K payments) with the enforced sensitivities, so that the
+tight epsilon equals alpha. Either way the JSON reports the epsilon of the
+enforced sensitivities. The noise is added to the securely aggregated sum
+before the server rescales it for missing replies, so the rescaling is
+post-processing and never raises the sensitivity.
 
 Messages (each direction): K T1 + sum_l (K - |C_l|) T2 + L K.
 """
@@ -24,9 +40,10 @@ from edgesim import privacy, theory
 from edgesim.mechanisms.base import (
     Outcome,
     ServerContext,
+    clip_norm,
+    loss_bound,
     register_mechanism,
     secure_aggregation,
-    weighted_total,
 )
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import step_size_phase1, step_size_phase2
@@ -42,7 +59,7 @@ def _rounds(ctx: ServerContext, eta1: float) -> tuple[int, int]:
         A, B, C = theory.prop9_constants(
             eta2_paper,
             ctx.w0.size,
-            cfg.gradient_bound,
+            _bounds(cfg)[0],
             K,
             int(ctx.n_k.min()),
             cfg.alpha,
@@ -55,17 +72,40 @@ def _rounds(ctx: ServerContext, eta1: float) -> tuple[int, int]:
     return int(T1), int(T2)
 
 
+def _bounds(cfg) -> tuple[float, float]:
+    """Return (C, B): the enforced clipping bounds, or the assumed ones when clipping is off."""
+    C = clip_norm(cfg)
+    B = loss_bound(cfg)
+    return (cfg.gradient_bound if C is None else C), (1.0 if B is None else B)
+
+
+def sensitivities(p: np.ndarray, n_k: np.ndarray, C: float, B: float) -> tuple[float, float]:
+    """Return the L2 sensitivities (aggregate gradient, payment) to one sample (replace-one).
+
+    Aggregate: 2 C max_j p_j / n_j, in gradient units. Payment:
+    2 B max_k (1 / p_k) max_{j != k} p_j / n_j, in loss units (module docstring).
+    """
+    ratio = p / n_k
+    grad = 2.0 * C * float(ratio.max())
+    if p.size < 2:
+        return grad, 2.0 * B / float(n_k.min())
+    top2 = np.partition(ratio, -2)[-2:]
+    others_max = np.where(ratio == top2[1], top2[0], top2[1])  # max over j != k
+    return grad, 2.0 * B * float(np.max(others_max / p))
+
+
 def _noise(ctx: ServerContext, T1: int, T2: int, L: int):
     """Return (sigma, sigma_P, releases actually made); ``L`` = Phase II problems run."""
     cfg = ctx.cfg
-    K, n_min, L_f = ctx.K, int(ctx.n_k.min()), cfg.gradient_bound
-    grad_sens = 2.0 * L_f * float(np.max(ctx.p / ctx.n_k))
-    pay_sens = 2.0 / n_min
+    K, n_min = ctx.K, int(ctx.n_k.min())
+    C, B = _bounds(cfg)
+    grad_sens, pay_sens = sensitivities(ctx.p, ctx.n_k, C, B)
     if cfg.calibration == "paper":
-        sigma, sigma_p = privacy.paper_sigmas(K, T1, T2, n_min, L_f, cfg.alpha, cfg.beta)
+        sigma, sigma_p = privacy.paper_sigmas(K, T1, T2, n_min, C, cfg.alpha, cfg.beta)
+        sigma_p *= B
     else:
         _, sigma, sigma_p = privacy.accountant_releases(
-            K, T1, T2, max(L, 1), n_min, L_f, cfg.alpha, cfg.beta, grad_sens, pay_sens
+            K, T1, T2, max(L, 1), n_min, C, cfg.alpha, cfg.beta, grad_sens, pay_sens
         )
     releases = [privacy.Release(grad_sens, sigma, T1 + L * T2, "aggregate gradient")]
     if L > 0:
@@ -79,7 +119,7 @@ def dp_ffl(ctx: ServerContext):
     K, p, rng = ctx.K, ctx.p, ctx.rng
     eta1 = step_size_phase1(ctx)
     T1, T2 = _rounds(ctx, eta1)
-    L_theory = theory.theorem3_clusters(K, ctx.L_g, cfg.gradient_bound, ctx.mu, cfg.epsilon)
+    L_theory = theory.theorem3_clusters(K, ctx.L_g, _bounds(cfg)[0], ctx.mu, cfg.epsilon)
     L = resolve_clusters(cfg.clusters, K, L_theory)
     clusters = balanced_clusters(K, L, rng)
     # With one cluster nobody is left to solve for (Definition 2): no Phase II, P_k = 0.
@@ -91,8 +131,13 @@ def dp_ffl(ctx: ServerContext):
     def noisy_descent(w, agents, weight, eta, T, phase, problem):
         for _ in range(T):
             r = yield Gather(w, agents, "gradient", phase, problem, p[agents] if secure else None)
-            g = weighted_total(r, p[r.agents], weight)
-            w = w - eta * (g + sigma * rng.standard_normal(d))
+            # Noise on the sum as aggregated, then the rescaling for missing replies
+            # (post-processing: the sensitivity stays the enforced one).
+            got = float(p[r.agents].sum())
+            total = r.total if r.total is not None else p[r.agents] @ r.values
+            noisy = total + sigma * rng.standard_normal(d)
+            g = np.zeros(d) if got == 0 else noisy * (weight / got) if got != weight else noisy
+            w = w - eta * g
         return w
 
     everyone = np.arange(K)
@@ -129,9 +174,15 @@ def dp_ffl(ctx: ServerContext):
             "epsilon_accounted": privacy.epsilon_accounted(releases, cfg.beta),
             "epsilon_zcdp": privacy.epsilon_zcdp(releases, cfg.beta),
             "releases": [r.to_json() for r in releases],
+            "sensitivity_enforced": clip_norm(cfg) is not None and loss_bound(cfg) is not None,
             "note": "server-side noise after secure aggregation protects against agents and"
-            " outsiders, not against the server; the sensitivity assumes per-sample gradients"
-            " bounded by gradient_bound (L_f)",
+            " outsiders, not against the server; the sensitivities hold because each agent"
+            " clips its per-sample gradients to clip_norm and its per-sample losses to"
+            " [0, loss_bound]"
+            if clip_norm(cfg) is not None and loss_bound(cfg) is not None
+            else "clipping is off: epsilon_accounted ASSUMES per-sample gradient norms <="
+            " gradient_bound and per-sample losses in [0, 1]; nothing enforces it, so the"
+            " figure may be false",
         },
     }
     return Outcome(

@@ -28,6 +28,19 @@ from edgesim.mechanisms.protocol import (
 
 
 @dataclass
+class ClipCount:
+    """How many per-sample values the agents' reports clipped, out of how many (a running tally)."""
+
+    clipped: int = 0
+    total: int = 0
+
+    @property
+    def fraction(self) -> float | None:
+        """Share of the per-sample values that were clipped (None before any was counted)."""
+        return self.clipped / self.total if self.total else None
+
+
+@dataclass
 class Counters:
     """Communication totals (the JSON ``communication`` object) and rounds per phase."""
 
@@ -61,6 +74,14 @@ class AgentSide:
     Secure-aggregation steps (``Gather.aggregate``) are summed in the fixed
     point of :mod:`edgesim.network.secagg` (``value_bound``), exactly as the
     masked protocol sums them, so every driver returns the same bits.
+
+    ``clip_norm`` (C) and ``loss_bound`` (B), when not None, are enforced on
+    the agents' side before a report leaves the device: each per-sample data
+    gradient is clipped to norm C and each per-sample loss to [0, B] (see
+    :meth:`~edgesim.learning.models.Model.agent_grads`). ``gradient_clips`` and
+    ``loss_clips`` tally what was clipped over every report computed. A
+    strategy then transforms the clipped report: clipping bounds what a
+    truthful agent's data can reveal, not what a deviating agent sends.
     """
 
     def __init__(
@@ -71,8 +92,14 @@ class AgentSide:
         rng: np.random.Generator,
         local_rounds: int = 5000,
         value_bound: float = DEFAULT_VALUE_BOUND,
+        clip_norm: float | None = None,
+        loss_bound: float | None = None,
     ):
         self.value_bound = value_bound
+        self.clip_norm = clip_norm
+        self.loss_bound = loss_bound
+        self.gradient_clips = ClipCount()
+        self.loss_clips = ClipCount()
         self.model = model
         self.design = design
         self.population = population
@@ -82,18 +109,36 @@ class AgentSide:
     def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
         if step.ask == "gradient":
-            true = self.model.agent_grads(step.model, self.design)
+            over = self._clipped(self.clip_norm)
+            true = self.model.agent_grads(step.model, self.design, self.clip_norm, over)
+            self._tally(self.gradient_clips, over, agents)
             if agents.size != true.shape[0]:  # every agent (sorted, unique): no copy needed
                 true = true[agents]
             return self.population.apply(agents, true, "gradient", step.phase, self.rng)
         if step.ask == "loss":
-            true = self.model.agent_losses(step.model, self.design)[agents]
+            true = self._losses(step.model, agents)[agents]
         elif step.ask == "loss_change":
-            ref = self.model.agent_losses(step.reference, self.design)
-            true = (ref - self.model.agent_losses(step.model, self.design))[agents]
+            true = (self._losses(step.reference, agents) - self._losses(step.model, agents))[agents]
         else:
             raise ValueError(f"no per-agent report for ask {step.ask!r}")
         return self.population.apply(agents, true, "loss", step.phase, self.rng)
+
+    def _losses(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """Return F_k(w) of every agent (K,), per-sample losses clipped to [0, loss_bound]."""
+        over = self._clipped(self.loss_bound)
+        losses = self.model.agent_losses(w, self.design, loss_bound=self.loss_bound, clipped=over)
+        self._tally(self.loss_clips, over, agents)
+        return losses
+
+    def _clipped(self, bound: float | None) -> np.ndarray | None:
+        """Return a (K,) array for per-agent clip counts when ``bound`` is set, else None."""
+        return None if bound is None else np.zeros(self.design.K)
+
+    def _tally(self, count: ClipCount, over: np.ndarray | None, agents: np.ndarray) -> None:
+        """Add the reporting ``agents``' clipped and total sample counts to ``count``."""
+        if over is not None:  # reports are computed for all agents; count the senders' only
+            count.clipped += int(over[agents].sum())
+            count.total += int(self.design.n_k[agents].sum())
 
     def answer(self, step: Gather, agents: np.ndarray) -> Replies:
         """Return the :class:`Replies` when every agent in ``agents`` replies."""

@@ -197,3 +197,60 @@ def test_batched_top_eigenvalue_matches_eigvalsh(sizes):
         for s, n in zip(starts, n_k, strict=True)
     )
     assert batched_top_eigenvalue(Xa, starts, n_k) == pytest.approx(exact, rel=1e-6)
+
+
+# ------------------------------------------------------------------- per-sample clipping
+
+
+def per_sample_grads(model, w, Xa, y):
+    """Every per-sample data gradient as an explicit (n, n_params) array (test reference)."""
+    if model.kind == "ridge":
+        return (Xa @ w - y)[:, None] * Xa
+    S = Xa @ w.reshape(Xa.shape[1], -1)
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    P[np.arange(y.size), y] -= 1.0
+    return np.einsum("ij,ic->ijc", Xa, P).reshape(y.size, -1)
+
+
+@pytest.mark.parametrize("kind", ["ridge", "logistic"])
+@pytest.mark.parametrize("C", [0.05, 1.0, 1e6])
+def test_clipped_gradients_are_means_of_clipped_per_sample_gradients(kind, C):
+    from tests.conftest import make_classification, make_regression
+
+    data = make_regression(K=6, seed=3) if kind == "ridge" else make_classification(K=6, seed=3)
+    m = make_model(kind, 0.05, True, data.n_classes)
+    des = m.design(data)
+    w = np.random.default_rng(4).normal(size=m.n_params(data.d))
+    G = per_sample_grads(m, w, des.Xa, data.y)
+    norms = np.linalg.norm(G, axis=1)
+    Gc = G * np.minimum(1.0, C / norms)[:, None]
+    assert np.all(np.linalg.norm(Gc, axis=1) <= C * (1 + 1e-12))
+    clipped = np.zeros(data.K)
+    got = m.agent_grads(w, des, clip_norm=C, clipped=clipped)
+    for k in range(data.K):
+        rows = data.agent == k
+        np.testing.assert_allclose(got[k], Gc[rows].mean(axis=0) + m.l2 * w, rtol=1e-10, atol=1e-13)
+        assert clipped[k] == np.count_nonzero(norms[rows] > C)
+    if C == 1e6:  # nothing to clip: exactly the unclipped gradient
+        np.testing.assert_array_equal(got, m.agent_grads(w, des))
+
+
+@pytest.mark.parametrize("kind", ["ridge", "logistic"])
+def test_clipped_losses_clip_each_sample_to_the_bound(kind):
+    from tests.conftest import make_classification, make_regression
+
+    data = make_regression(K=4, seed=5) if kind == "ridge" else make_classification(K=4, seed=5)
+    m = make_model(kind, 0.05, True, data.n_classes)
+    des = m.design(data)
+    w = np.random.default_rng(6).normal(size=m.n_params(data.d))
+    per = m.sample_losses(w, des.Xa, data.y)
+    B = float(np.median(per))  # half the samples clip
+    clipped = np.zeros(data.K)
+    got = m.agent_losses(w, des, loss_bound=B, clipped=clipped)
+    for k in range(data.K):
+        rows = data.agent == k
+        expect = np.minimum(per[rows], B).mean() + 0.5 * m.l2 * w @ w
+        assert got[k] == pytest.approx(expect, rel=1e-12)
+        assert clipped[k] == np.count_nonzero(per[rows] > B)
+    assert 0 < clipped.sum() < data.n
