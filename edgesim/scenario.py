@@ -95,6 +95,36 @@ class OutputConfig:
 
 
 @dataclass(frozen=True)
+class AuditConfig:
+    """The ``[audit]`` table: an empirical privacy audit (``edgesim audit``, :mod:`edgesim.audit`)."""
+
+    runs: int = option(
+        200,
+        "runs per side (on D and on its neighbour D'); the first half of each side chooses"
+        " the threshold, the second half measures it",
+        ge=4,
+    )
+    confidence: float = option(
+        0.95, "confidence of the Clopper-Pearson lower bound on epsilon", gt=0.0, lt=1.0
+    )
+    canary_norm: float = option(
+        50.0,
+        "the canary's per-sample gradient norm at w[0], in multiples of the clipping norm"
+        " (of gradient_bound when clipping is off)",
+        gt=0.0,
+    )
+    trial: int = option(
+        -1,
+        "set by edgesim audit: this run's trial, which seeds the server's noise afresh"
+        " (-1: not an audit run)",
+        ge=-1,
+    )
+    neighbour: bool = option(
+        False, "set by edgesim audit: run on D' (the canary replaces one sample of D)"
+    )
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A whole validated scenario."""
 
@@ -107,6 +137,7 @@ class Scenario:
     network: NetworkConfig = section(NetworkConfig, "the network driving the mechanism")
     best_response: BestResponseConfig = section(BestResponseConfig, "a best-response search")
     output: OutputConfig = section(OutputConfig, "what is computed for the output")
+    audit: AuditConfig = section(AuditConfig, "an empirical privacy audit (edgesim audit)")
 
     def to_dict(self) -> dict:
         """Return the resolved scenario (defaults filled in) as plain data."""

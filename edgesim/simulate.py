@@ -11,6 +11,7 @@ from scipy.optimize import minimize_scalar
 
 from edgesim import __version__
 from edgesim.agents import Amplify, Population, make_strategy
+from edgesim.canary import Canary, make_canary
 from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model, make_model
@@ -27,10 +28,23 @@ EXACT_VCG_AUTO_MAX_K_RIDGE = 100_000
 STREAMS = ("data", "server", "agents")
 
 
-def streams(seed: int) -> dict[str, np.random.Generator]:
-    """Return one independent ``numpy.random.Generator`` per stream name, all from ``seed``."""
+def streams(seed: int, trial: tuple[int, ...] = ()) -> dict[str, np.random.Generator]:
+    """Return one independent ``numpy.random.Generator`` per stream name, all from ``seed``.
+
+    ``trial`` (an audit's trial and side) reseeds the server's stream only (its
+    noise and clusters), from ``(seed, *trial)``: data and agents stay as they are.
+    """
     children = np.random.SeedSequence(seed).spawn(len(STREAMS))
-    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children, strict=True)}
+    out = {name: np.random.default_rng(s) for name, s in zip(STREAMS, children, strict=True)}
+    if trial:
+        out["server"] = np.random.default_rng(np.random.SeedSequence([seed, *trial]))
+    return out
+
+
+def audit_trial(scenario: Scenario) -> tuple[int, ...]:
+    """Return ``(trial, side)`` of an audit run, or ``()`` for an ordinary run."""
+    a = scenario.audit
+    return () if a.trial < 0 else (a.trial, int(a.neighbour))
 
 
 def network_seed(seed: int) -> np.random.SeedSequence:
@@ -80,6 +94,13 @@ class Simulation:
         self.data = data if data is not None else build_dataset(scenario.data, K, task, rng["data"])
         m = scenario.model
         self.model: Model = make_model(m.kind, m.l2, m.intercept, self.data.n_classes)
+        self.canary: Canary | None = None
+        if audit_trial(scenario):  # built from D, so both sides of an audit build the same one
+            mech = scenario.mechanism
+            C = clip_norm(mech) or mech.gradient_bound
+            self.canary = make_canary(self.data, self.model, scenario.audit.canary_norm * C)
+            if scenario.audit.neighbour:
+                self.data = self.canary.insert(self.data)
         self.design = self.model.design(self.data)
         self.population = Population(
             K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
@@ -93,7 +114,7 @@ class Simulation:
         """Run the scenario's mechanism with ``population`` (default: the scenario's strategies)."""
         sc = self.scenario
         population = population or self.population
-        rng = streams(sc.seed)
+        rng = streams(sc.seed, audit_trial(sc))
         participants = population.participants()
         if participants.size == 0:
             raise ValueError("every agent opted out: nothing to federate")
@@ -379,6 +400,15 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         result["clipping"] = clipping
     result["mechanism_info"] = info
 
+    if sim.canary is not None:
+        c = sim.canary
+        result["audit"] = {
+            "trial": scenario.audit.trial,
+            "neighbour": scenario.audit.neighbour,
+            "statistic": c.statistic(out.model),
+            "canary_agent": c.agent,
+            "canary_gradient_norm": c.gradient_norm,
+        }
     br = scenario.best_response
     if br.enabled:
         result["best_response"] = _best_response(sim, br)

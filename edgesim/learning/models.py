@@ -250,6 +250,14 @@ class Model:
         """Bound on the loss' second derivative in the linear score (1 ridge, 1/2 softmax)."""
         raise NotImplementedError
 
+    def sample_data_grads(self, w: np.ndarray, Xa: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Return every row's per-sample data gradient explicitly, shape (n, n_params).
+
+        For a few rows only (an audit's canary): the training paths never form
+        this (n, n_params) array (see :meth:`agent_grads`).
+        """
+        raise NotImplementedError
+
     # --- shared API -------------------------------------------------------------------------
     def agent_losses(
         self,
@@ -412,6 +420,10 @@ class Ridge(Model):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
         return 0.5 * r * r
 
+    def sample_data_grads(self, w, Xa, y):
+        """Return r_i x_i for every row, shape (n, d')."""
+        return (Xa @ w - y)[:, None] * Xa
+
     def predict(self, w, Xa):
         """Return the real-valued predictions Xa w."""
         return Xa @ w
@@ -491,6 +503,12 @@ class Logistic(Model):
             over = s < 1.0
             E *= s[:, None]
         return segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1), over
+
+    def sample_data_grads(self, w, Xa, y):
+        """Return x_i (p_i - e_{y_i})^T for every row, flattened row-major, shape (n, d' C)."""
+        P = np.exp(log_softmax(self._scores(w, Xa), axis=1))
+        P[np.arange(Xa.shape[0]), y] -= 1.0
+        return np.einsum("ij,ic->ijc", Xa, P).reshape(Xa.shape[0], -1)
 
     def predict(self, w, Xa):
         """Return the predicted class of each row, shape (n,), int64."""
