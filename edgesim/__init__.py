@@ -28,6 +28,7 @@ __all__ = [
     "RunResult",
     "SweepResult",
     "__version__",
+    "check_mechanism",
     "load_scenario",
     "load_sweep",
     "register_mechanism",
@@ -206,24 +207,39 @@ def _sweep_api(
     return SweepResult(plan, summary, records)
 
 
-def register_strategy(name: str, factory) -> None:
+def register_strategy(name: str, factory, *, replace: bool = False) -> None:
     """Register a strategy: ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then take ``kind = name``.
 
-    Same registry as the built-in strategies (``edgesim.agents``); returns nothing.
+    Same registry as the built-in strategies (``edgesim.agents``); returns
+    nothing. A name already taken raises ValueError unless ``replace`` is true.
     """
     from edgesim.agents import register_strategy as _register
 
-    _register(name, factory)
+    _register(name, factory, replace=replace)
 
 
-def register_mechanism(name: str, mechanism) -> None:
+def register_mechanism(name: str, mechanism, *, replace: bool = False) -> None:
     """Register a mechanism generator ``mechanism(ctx: ServerContext)``; scenarios then take ``mechanism.kind = name``.
 
-    Same registry as the built-in mechanisms (``edgesim.mechanisms``); returns nothing.
+    Same registry as the built-in mechanisms (``edgesim.mechanisms``); returns
+    nothing. A name already taken raises ValueError unless ``replace`` is
+    true; :func:`check_mechanism` tests a mechanism first.
     """
     from edgesim.mechanisms import register_mechanism as _register
 
-    _register(name, mechanism)
+    _register(name, mechanism, replace=replace)
+
+
+def check_mechanism(mechanism, **kwargs) -> dict:
+    """Check a registered name or a mechanism function like Gymnasium's ``check_env``.
+
+    See :func:`edgesim.mechanisms.check.check_mechanism`; returns its report,
+    raises :class:`edgesim.mechanisms.check.MechanismCheckError` naming the first
+    check that fails.
+    """
+    from edgesim.mechanisms.check import check_mechanism as _check
+
+    return _check(mechanism, **kwargs)
 
 
 # Custom network parts register in edgesim.network: register_link and register_loss

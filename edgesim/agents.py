@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgesim.config import option
+from edgesim.registry import register
 
 
 class Strategy:
@@ -99,13 +100,14 @@ class StrategyConfig:
 STRATEGIES: dict[str, type] = {}
 
 
-def register_strategy(name: str, factory) -> None:
+def register_strategy(name: str, factory, *, replace: bool = False) -> None:
     """Register a strategy factory under ``name``.
 
     ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then accept
-    ``kind = name``. Returns nothing; re-registering a name replaces it.
+    ``kind = name``. Returns nothing; a name already taken raises ValueError
+    unless ``replace`` is true.
     """
-    STRATEGIES[name] = factory
+    register(STRATEGIES, "strategy", name, factory, replace)
 
 
 register_strategy("truthful", lambda cfg: Truthful())

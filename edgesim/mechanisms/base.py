@@ -10,6 +10,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.learning.models import Model
 from edgesim.mechanisms.protocol import Gather, Replies
+from edgesim.registry import register
 
 ROUNDS = (int, str)
 
@@ -50,7 +51,14 @@ class MechanismConfig:
         gt=0,
     )
     epsilon: float = option(
-        1e-3, "payment accuracy target |P_k - P_k^VCG| (Theorem 1, slip 5 stopping rule)", gt=0
+        1e-3,
+        "Phase II stopping target (Alg. 1, line 10; see phase2_check): each problem iterates"
+        " until the optimisation error of its payment, (Phi_k(w[t]) - min Phi_k) / p_k with"
+        " Phi_k = sum_{j!=k} p_j F_j, is certified <= epsilon (payment units). It does not"
+        " bound the payment rule's discretisation error"
+        " (estimated in mechanism_info.payment_discretisation_error) nor Phase I's; Theorem 1's"
+        " 'theory' rounds aim at |P_k - P_k^VCG| <= epsilon",
+        gt=0,
     )
     theory_delta: float = option(
         1.0,
@@ -220,9 +228,13 @@ Mechanism = Callable[[ServerContext], Generator[Gather, Replies, Outcome]]
 MECHANISMS: dict[str, Mechanism] = {}
 
 
-def register_mechanism(name: str, mechanism: Mechanism) -> None:
-    """Register a mechanism generator function under ``name``; returns nothing."""
-    MECHANISMS[name] = mechanism
+def register_mechanism(name: str, mechanism: Mechanism, *, replace: bool = False) -> None:
+    """Register a mechanism generator function under ``name``; returns nothing.
+
+    A name already taken raises ValueError unless ``replace`` is true
+    (:func:`edgesim.check_mechanism` tests a new mechanism before you use it).
+    """
+    register(MECHANISMS, "mechanism", name, mechanism, replace)
 
 
 def make_mechanism(name: str) -> Mechanism:

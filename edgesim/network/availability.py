@@ -36,6 +36,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
+from edgesim.registry import register
 
 __all__ = [
     "AVAILABILITY_MODELS",
@@ -529,13 +530,15 @@ AvailabilityFactory = Callable[[AvailabilityConfig, int, np.random.Generator], A
 AVAILABILITY_MODELS: dict[str, AvailabilityFactory] = {}
 
 
-def register_availability(name: str, factory: AvailabilityFactory) -> None:
+def register_availability(
+    name: str, factory: AvailabilityFactory, *, replace: bool = False
+) -> None:
     """Register ``factory(cfg, K, rng) -> Availability`` under ``name``; returns nothing.
 
-    Scenarios then accept ``network.availability.model = name``;
-    re-registering a name replaces it.
+    Scenarios then accept ``network.availability.model = name``; a name
+    already taken raises ValueError unless ``replace`` is true.
     """
-    AVAILABILITY_MODELS[name] = factory
+    register(AVAILABILITY_MODELS, "availability model", name, factory, replace)
 
 
 register_availability("always", lambda cfg, K, rng: AlwaysOn(K))

@@ -34,6 +34,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
+from edgesim.registry import register
 
 __all__ = [
     "COMPUTE_MODELS",
@@ -176,13 +177,13 @@ ComputeFactory = Callable[[ComputeConfig, np.ndarray, np.random.Generator], Comp
 COMPUTE_MODELS: dict[str, ComputeFactory] = {}
 
 
-def register_compute_model(name: str, factory: ComputeFactory) -> None:
+def register_compute_model(name: str, factory: ComputeFactory, *, replace: bool = False) -> None:
     """Register ``factory(cfg, n_k, rng) -> ComputeTimes`` under ``name``; returns nothing.
 
-    Scenarios then accept ``network.compute.model = name``; re-registering a
-    name replaces it.
+    Scenarios then accept ``network.compute.model = name``; a name already
+    taken raises ValueError unless ``replace`` is true.
     """
-    COMPUTE_MODELS[name] = factory
+    register(COMPUTE_MODELS, "compute model", name, factory, replace)
 
 
 for _name in BUILTIN_COMPUTE_MODELS:

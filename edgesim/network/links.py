@@ -47,6 +47,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
+from edgesim.registry import register
 
 DIRECTIONS = ("up", "down")
 
@@ -855,14 +856,20 @@ LINKS: dict[str, LinkFactory] = {"fixed": _fixed_link, "shannon": _shannon_link}
 """Link models by ``network.radio.model`` name (see :data:`LinkFactory`)."""
 
 
-def register_link(name: str, factory: LinkFactory) -> None:
-    """Register a link model under ``name`` (usable as ``network.radio.model``); returns nothing."""
-    LINKS[name] = factory
+def register_link(name: str, factory: LinkFactory, *, replace: bool = False) -> None:
+    """Register a link model under ``name`` (usable as ``network.radio.model``); returns nothing.
+
+    A name already taken raises ValueError unless ``replace`` is true.
+    """
+    register(LINKS, "link model", name, factory, replace)
 
 
-def register_loss(name: str, factory: LossFactory) -> None:
-    """Register a loss model under ``name`` (usable as ``network.radio.loss``); returns nothing."""
-    LOSSES[name] = factory
+def register_loss(name: str, factory: LossFactory, *, replace: bool = False) -> None:
+    """Register a loss model under ``name`` (usable as ``network.radio.loss``); returns nothing.
+
+    A name already taken raises ValueError unless ``replace`` is true.
+    """
+    register(LOSSES, "loss model", name, factory, replace)
 
 
 def make_loss(
