@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
 from analysis import common
 from edgesim import audit as aud
@@ -148,6 +149,11 @@ def draw(rows: list[dict], out: Path, caption: str) -> Path:
         ax.set_xlabel("privacy target alpha")
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
+    alphas = sorted({r["x"] for r in rows})
+    for ax in axes:
+        ax.set_xticks(alphas, [f"{a:g}" for a in alphas])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
     axes[1].set_title("clipping (C = 1) on the runs on D")
     axes[2].set_title("payment error vs exact VCG (mean, std over trials)")
     fig.suptitle(caption, fontsize=9)
