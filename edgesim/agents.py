@@ -114,6 +114,8 @@ register_strategy("truthful", lambda cfg: Truthful())
 register_strategy("amplify", lambda cfg: Amplify(cfg.gamma))
 register_strategy("noisy", lambda cfg: NoisyReport(cfg.noise_std))
 register_strategy("opt-out", lambda cfg: OptOut())
+#: The names edgesim itself registers (taken before any user registration can run).
+BUILTIN_STRATEGIES = tuple(sorted(STRATEGIES))
 
 
 def make_strategy(cfg: StrategyConfig) -> Strategy:

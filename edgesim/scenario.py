@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgesim.agents import STRATEGIES, StrategyConfig
+from edgesim.agents import BUILTIN_STRATEGIES, STRATEGIES, StrategyConfig
 from edgesim.config import option, section
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.learning.data import DataConfig
-from edgesim.mechanisms import MECHANISMS
+from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
 from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, MechanismConfig
 from edgesim.network.config import NetworkConfig
 from edgesim.plugins import register_from_spec
@@ -154,9 +154,6 @@ _TYPE_NAMES = {
     list: "a list",
     dict: "a table",
 }
-#: The names registered by edgesim itself (the README lists these, not later registrations).
-BUILTIN_MECHANISMS = tuple(sorted(MECHANISMS))
-BUILTIN_STRATEGIES = tuple(sorted(STRATEGIES))
 #: Built-in strategy kinds and the extra keys each one uses.
 _STRATEGY_PARAMS = {"truthful": (), "amplify": ("gamma",), "noisy": ("noise_std",), "opt-out": ()}
 

@@ -26,6 +26,14 @@ from edgesim.scenario import Scenario
 EXACT_VCG_AUTO_MAX_K = 500
 EXACT_VCG_AUTO_MAX_K_RIDGE = 100_000
 STREAMS = ("data", "server", "agents")
+#: ``mechanism_info`` lists holding one value per participant, reported per agent id
+#: (null for an agent that opted out).
+PER_PARTICIPANT_INFO = (
+    "cluster_of_agent",
+    "phase2_restarts",
+    "phase2_eta2_final",
+    "payment_discretisation_error",
+)
 
 
 def streams(seed: int, trial: tuple[int, ...] = ()) -> dict[str, np.random.Generator]:
@@ -192,15 +200,25 @@ class Simulation:
         return W
 
     def objective(self, run: MechanismRun, agent: int, kind: str) -> float:
-        """Return agent's objective: 'overall' P_k + F_k, 'overall-test' P_k + E_k, 'test' E_k."""
-        if run.outcome.info.get("diverged"):
-            return math.inf  # the mechanism broke down: no agent gains from that
+        """Return agent's objective J_k: 'overall' P_k + F_k, 'overall-test' P_k + E_k, 'test' E_k.
+
+        In loss units (payments are in loss units). Only the agent's own terms
+        count: a run in which other agents' Phase II problems diverged (their
+        payments NaN) still scores by the agent's own, finite, J_k. It is inf
+        when the model w* is not finite (Phase I diverged: w* is useless) or
+        when the agent's own payment or loss is not finite: no agent gains
+        from a mechanism that broke down on it.
+        """
+        if not np.isfinite(run.outcome.model).all():
+            return math.inf
         W = self.agent_models(run)
-        pay = self.payments_all(run)[agent]
+        pay = float(self.payments_all(run)[agent])
         if kind == "overall":
-            return pay + float(self.model.agent_losses_each(W, self.design)[agent])
-        test = float(self.model.agent_losses_each(W, self.design, test=True)[agent])
-        return pay + test if kind == "overall-test" else test
+            value = pay + float(self.model.agent_losses_each(W, self.design)[agent])
+        else:
+            test = float(self.model.agent_losses_each(W, self.design, test=True)[agent])
+            value = pay + test if kind == "overall-test" else test
+        return value if math.isfinite(value) and math.isfinite(pay) else math.inf
 
     def payments_all(self, run: MechanismRun) -> np.ndarray:
         """Return payments for all K agents (0 for agents outside the federation)."""
@@ -388,11 +406,12 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     # Mechanisms number the participants 0..m-1; report the scenario's agent ids.
     if "phase2_capped" in info:
         info["phase2_capped"] = [int(mrun.participants[i]) for i in info["phase2_capped"]]
-    if "cluster_of_agent" in info:
-        clusters = [None] * K
-        for i, c in enumerate(info["cluster_of_agent"]):
-            clusters[int(mrun.participants[i])] = c
-        info["cluster_of_agent"] = clusters
+    for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
+        if key in info and len(info[key]) == mrun.participants.size:
+            full = [None] * K
+            for i, value in enumerate(info[key]):
+                full[int(mrun.participants[i])] = value
+            info[key] = full
     clipping = _clipping(mrun.side)
     if "privacy" in info:
         result["privacy"] = {**info.pop("privacy"), **clipping}

@@ -543,3 +543,90 @@ def test_bad_clipping_exits_2_naming_the_key(tmp_path, capsys, override, key):
     assert main(["run", str(path), "--set", override, "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and key in err[0] and not out.exists()
+
+
+# ------------------------------------------------------------------ diverging runs
+
+
+AMPLIFY64 = os.path.join(os.path.dirname(__file__), "data", "ffl-fig1-amplify64.toml")
+
+
+def _null_floats(x):
+    """Return ``x`` with every float (at any depth) replaced by None: NaN or inf in the JSON."""
+    if isinstance(x, dict):
+        return {k: _null_floats(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_null_floats(v) for v in x]
+    return None if isinstance(x, float) else x
+
+
+@pytest.fixture(scope="module")
+def amplify64(tmp_path_factory):
+    """FFL on the Fig. 1 example with agent 0 amplifying by 64: (exit code, stdout, JSON)."""
+    out = tmp_path_factory.mktemp("amp") / "r.json"
+    import contextlib
+    import io
+
+    buf, errbuf = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(errbuf):
+        code = main(["run", AMPLIFY64, "--json", str(out)])
+    assert "Traceback" not in errbuf.getvalue()
+    return code, buf.getvalue(), json.loads(out.read_text())
+
+
+def test_run_whose_phase2_diverges_restarts_it_and_says_so(amplify64):
+    """The other agent's Phase II problem diverges at eta2 = 1/((1-p_1) L_g): restarted, exit 0."""
+    code, out, result = amplify64
+    assert code == 0
+    info = result["mechanism_info"]
+    assert info["phase2_restarts"] == [0, 1]
+    assert info["phase2_eta2_final"][1] < info["phase2_eta2_final"][0]
+    assert result["diverged"] is False
+    assert all(isinstance(p, float) for p in result["payments"])
+    assert result["budget_total"] is not None
+    assert "diverged, restarted from w* at a smaller eta2: problem of agent 1 (1x" in out
+    assert "discretisation error estimate" in out
+    assert "DIVERGED" not in out
+
+
+def test_run_whose_phase1_diverges_exits_0_and_names_phase1(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    gamma = ["--set", 'agents.strategy=[{agent=0, kind="amplify", gamma=500}]']
+    code, out, err = cli(capsys, "run", AMPLIFY64, *gamma, "--json", out_json)
+    assert code == 0 and "Traceback" not in err
+    result = json.loads(out_json.read_text())
+    assert result["diverged"] is True
+    assert result["payments"] == [None, None] and result["budget_total"] is None
+    assert result["model"]["global_loss"] is None
+    phase1 = result["iterations"]["phase1"]
+    assert f"DIVERGED      Phase I after {phase1} rounds: w* is not finite" in out
+    assert f"JSON written to {out_json}" in out
+
+
+def test_summary_names_the_agents_whose_phase2_diverged(amplify64):
+    from edgesim.cli import summary
+
+    _, _, result = amplify64
+    broken = json.loads(json.dumps(result))
+    broken["diverged"] = True
+    broken["payments"][1] = broken["agents"][1]["payment"] = None
+    broken["agents"][1]["overall_loss"] = broken["budget_total"] = None
+    text = summary(broken)
+    assert "DIVERGED      Phase II problem of agent 1: its payment is undefined" in text
+    broken["payments"][0] = broken["agents"][0]["payment"] = None
+    assert "Phase II problems of agents 0, 1: their payments" in summary(broken)
+
+
+def test_summary_survives_every_number_being_null(amplify64):
+    """Any float of the result may be None (NaN or inf): the summary still prints, with '-'."""
+    from edgesim.cli import summary
+
+    _, _, result = amplify64
+    result = dict(result, best_response={"agent": 0, "objective_kind": "overall"})
+    result["best_response"].update(gamma=None, gain=None, opt_out=None)
+    result["privacy"] = {"alpha": None, "epsilon_accounted": None, "epsilon_zcdp": None}
+    nulled = _null_floats(result)
+    nulled["diverged"] = True
+    text = summary(nulled)
+    assert "DIVERGED      Phase I" in text  # no model: w* was not finite
+    assert "global loss -" in text and "gamma -" in text

@@ -3,4 +3,7 @@
 from edgesim.mechanisms import dpffl, fedavg, ffl, local, vcg, vcg_federated  # noqa: F401
 from edgesim.mechanisms.base import MECHANISMS, make_mechanism, register_mechanism
 
-__all__ = ["MECHANISMS", "make_mechanism", "register_mechanism"]
+#: The names edgesim itself registers (taken before any user registration can run).
+BUILTIN_MECHANISMS = tuple(sorted(MECHANISMS))
+
+__all__ = ["BUILTIN_MECHANISMS", "MECHANISMS", "make_mechanism", "register_mechanism"]

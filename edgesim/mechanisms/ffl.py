@@ -7,7 +7,7 @@ and the gradient bound L_f used by Theorem 1's T2.
 
 Phase II (lines 8-15), for each agent k: gradient descent on
 sum_{j != k} p_j F_j from w*, accumulating the payment as the path integral of
-the others' gradients, with the sign that makes P_k >= 0 (DESIGN slip 1):
+the others' gradients, with the sign that makes P_k >= 0 (slip 1):
 
     P_k += (w[t] - w[t+1])^T sum_{j != k} (p_j / p_k) grad F_j(w[t])       (paper)
     P_k += (w[t] - w[t+1])^T sum_{j != k} (p_j / p_k) (g(w[t]) + g(w[t+1]))/2   (trapezoid)
@@ -16,7 +16,12 @@ The paper's rule is a left Riemann sum (error O(eta2), Prop. 4); the
 trapezoid rule is exact for quadratic losses and needs no extra round: the
 gradient at w[t+1] is the next round's report (slip 4). Each problem runs at
 least T2 rounds and then until |sum_{j != k} p_j grad F_j|^2 / (2 (1 - p_k) mu)
-<= p_k epsilon (slip 5), capped by ``phase2_max_rounds``. A round with missing
+<= p_k epsilon (Alg. 1, line 10; slip 5), capped by ``phase2_max_rounds``. That
+rule bounds the optimisation error of the problem, the part of the path not
+walked: with Phi = sum_{j != k} p_j F_j, (1 - p_k) mu-strongly convex,
+Phi(w[T]) - min Phi <= |grad Phi(w[T])|^2 / (2 (1 - p_k) mu) <= p_k epsilon, so
+at most epsilon in payment units. It does not bound the discretisation error
+of the sums above (see "Discretisation error" below). A round with missing
 replies (lost on the network, or cut by a deadline) cannot certify that check:
 its gradient is a reweighted estimate over a random subset of the others,
 whose norm does not vanish at the optimum. After T2 rounds such a round ends
@@ -24,6 +29,44 @@ the problem, as Theorem 1's T2 alone would.
 
 Messages (each direction, lossless): K T1 + K + sum_k (K - 1) T2_k (with the paper's
 rule and no stopping check the last step needs no report: T2_k - 1 rounds per problem).
+T2_k counts every round of problem k, those of restarted attempts included.
+
+Diverging Phase II problems (a decision; the paper assumes truthful reports).
+An agent j that amplifies its reports by gamma scales its share of every other
+agent's Phase II objective, whose curvature becomes up to
+(1 - p_k + (gamma - 1) p_j) L_g. Once (gamma - 1) p_j > 1 - p_k the step
+eta2 = 1/((1 - p_k) L_g) can diverge for the problems k != j (in the paper's
+Fig. 1 example, K = 2 and 1 - p_1 = p_0: past gamma = 2), while j's own problem
+leaves j out and stays finite. Two remedies were possible: score a deviation
+in the best-response search by the deviator's own J_j only (its payment and
+loss stay computable), or make Phase II robust. edgesim does both, because the
+first alone leaves the other agents without payments, and a mechanism whose
+budget is undefined is not a result one can compare.
+
+Robust Phase II: gradient descent with eta2 <= 2/L on an L-smooth convex
+objective never lets |grad| grow, so a problem whose complete-round aggregate
+gradient becomes non-finite, or grows above GROWTH = 4 times its first value,
+is diverging. Its server restarts it from w* with eta2 halved, and at most
+1/(the largest secant curvature the attempt measured): halving alone can land
+exactly on the stability edge |1 - eta2 lambda| = 1 when gamma is a power of
+two, which on the Fig. 1 example ran 100000 rounds without converging. The
+attempts' rounds are real messages and are counted; ``mechanism_info`` reports
+``phase2_restarts`` and ``phase2_eta2_final`` per problem. A run without
+divergence is unchanged bit for bit (the check never fires), and every payment
+of a restarted run is again the path integral of the reported objective, equal
+to VCG of the reports. Scoring: :meth:`edgesim.simulate.Simulation.objective`
+returns the deviator's own J_j, inf only when its own payment or loss is not
+finite or w* is not (Phase I diverged); the safety net for a problem that still
+diverges after MAX_RESTARTS restarts (its payment NaN, the run "diverged").
+
+Discretisation error. Both payment rules are accumulated along the same path
+from the same reports (no message more), and ``mechanism_info`` reports per
+agent an estimate of the chosen rule's discretisation error,
+``payment_discretisation_error`` (payment units), and its maximum; see
+:class:`_PathError` for the derivation. For the paper's rule it is the
+difference of the two rules (its O(eta2) error) plus the trapezoid's own; for
+the trapezoid it is twice a third-order estimate (zero for quadratic losses),
+within the convexity bound |trapezoid - paper| per step.
 """
 
 from __future__ import annotations
@@ -45,6 +88,208 @@ def _phase2_target(ctx: ServerContext, L_f: float) -> int:
     return int(T2)
 
 
+GROWTH = 4.0  # a complete Phase II gradient this many times its first norm: the step diverges
+GROWTH_FLOOR = 1e-8  # ... and above this fraction of (1 - p_k) L_f (far above rounding noise)
+MAX_RESTARTS = 60  # halvings of eta2 per problem before its payment is given up (NaN)
+ERROR_MARGIN = 2.0  # the error estimate is this many times its leading-order term
+
+
+class _PathError:
+    """Discretisation error of one Phase II path, from the reports it already has.
+
+    Notation for problem k: Phi = sum_{j != k} p_j F_j (the others' objective, as
+    reported), g_t its gradient at w[t], delta_t = w[t] - w[t+1] = eta2 g_t,
+    y_t = g_{t+1} - g_t. Along step t let h(s) = delta_t . grad Phi(w[t] - s delta_t),
+    s in [0, 1]; the step's exact share of p_k P_k^VCG is Phi(w[t]) - Phi(w[t+1])
+    = int_0^1 h(s) ds. The paper's rule (Alg. 1, line 12) takes h(0), the trapezoid
+    rule (h(0) + h(1)) / 2; both h(0) = delta_t . g_t and h(1) = delta_t . g_{t+1}
+    are reports the server has, so both sums cost no message.
+
+    * h'(s) = -delta_t^T H(w[t] - s delta_t) delta_t <= 0 for a convex Phi, so the
+      exact step lies in [h(1), h(0)]. With c_t = |delta_t . y_t| = h(0) - h(1):
+      0 <= paper_t - exact_t <= c_t and |trapezoid_t - exact_t| <= c_t / 2.
+    * Taylor about s = 1/2: exact_t - trapezoid_t = -h''(xi) / 12, with
+      h''(s) = D^3 Phi[delta_t, delta_t, delta_t]: zero for quadratic losses.
+    * The third derivative is read off the secant Hessians Hb_t (the mean Hessian
+      on step t; Hb_t delta_t = -y_t exactly) of two consecutive steps:
+      Q_t = delta_t . y_{t+1} - delta_{t+1} . y_t = -delta_t^T (Hb_{t+1} - Hb_t) delta_{t+1}
+      (Hessians are symmetric), and Hb_{t+1} - Hb_t ~ D^3 Phi[m_{t+1} - m_t] with
+      |m_{t+1} - m_t| = |delta_t + delta_{t+1}| / 2 between the steps' midpoints.
+      Relative to the curvature between the same two directions,
+      delta_{t+1}^T Hb_t delta_t = -delta_{t+1} . y_t, the Hessian changes at the rate
+      nu_t = |Q_t| / (|m_{t+1} - m_t| |delta_{t+1} . y_t|) per unit length, so
+      |h''| ~ nu |delta_t| delta_t^T H delta_t ~ nu |delta_t| c_t. When the steps are
+      parallel, nu_t |delta_t| c_t / 12 is exactly |h''| / 12 to leading order, and
+      Q_t = 0 for quadratics. The first steps are not parallel (gradient descent
+      removes the stiff directions first) and the higher derivatives add their
+      share: on the logistic problems we measured, a problem's actual error was up
+      to 1.5 times the sum of these leading-order terms (and far below it where
+      the steps' errors cancel). The estimate of step t is therefore twice it (ERROR_MARGIN),
+      within the convexity bound: e_t = min(2 nu_t^ |delta_t| / 12, 1/2) c_t, with
+      nu_t^ = max(nu_{t-1}, nu_t) (the neighbouring pairs).
+
+    Estimates (payment units, i.e. divided by p_k), summing absolute values:
+    trapezoid sum_t e_t / p_k; paper |sum_t delta_t . y_t| / (2 p_k) + sum_t e_t / p_k
+    (the difference of the two rules, which is the paper rule's O(eta2) error to
+    leading order, plus the trapezoid's own). A path of one step has no nu: its
+    e_0 is the convexity bound c_0 / 2. The paper rule's last step without a report
+    (``phase2_check = false``) bounds c_t by eta2^2 (1 - p_k) L_g |g_t|^2.
+    They cover discretisation only, not truncation (bounded by the stopping rule)
+    nor the distance of w* from w^o (Phase I).
+    """
+
+    def __init__(self, eta2: float, smoothness: float):
+        self.eta = eta2
+        self.smoothness = smoothness  # (1 - p_k) L_g, bounds delta^T H delta / |delta|^2
+        self.gap = 0.0  # sum_t delta_t . y_t (= 2 p_k (trapezoid - paper), <= 0 if convex)
+        self.third = 0.0  # sum_t e_t
+        self.pending = None  # (g_t, y_t, |delta_t|, c_t, nu_{t-1}) until nu_t is known
+        self.curvature = 0.0  # max_t delta_t^T Hb_t delta_t / |delta_t|^2 (secant, per unit^2)
+
+    def step(self, g: np.ndarray, g_next: np.ndarray) -> None:
+        """Add step t, whose ends' gradients ``g`` and ``g_next`` were reported; returns nothing."""
+        eta = self.eta
+        y = g_next - g
+        dy = eta * float(g @ y)
+        self.gap += dy
+        nu = None
+        if self.pending is not None:
+            g0, y0, n0, c0, nu0 = self.pending
+            q = eta * abs(float(g0 @ y) - float(g @ y0))
+            denom = eta * float(np.linalg.norm(g0 + g)) / 2.0 * eta * abs(float(g @ y0))
+            nu = q / denom if denom > 0 else 0.0
+            self._close(n0, c0, nu if nu0 is None else max(nu0, nu))
+        n = eta * float(np.linalg.norm(g))
+        if n > 0:
+            self.curvature = max(self.curvature, -dy / (n * n))
+        self.pending = (g, y, n, abs(dy), nu)
+
+    def unreported(self, g: np.ndarray) -> None:
+        """Add a last step of the paper's rule that had no report at its end; returns nothing."""
+        n = self.eta * float(np.linalg.norm(g))
+        c = self.smoothness * n * n  # delta^T Hb delta <= (1 - p_k) L_g |delta|^2
+        self.gap -= c
+        nu = None if self.pending is None else self.pending[4]
+        self.finish()
+        self._close(n, c, nu)
+
+    def _close(self, n: float, c: float, nu: float | None) -> None:
+        self.third += c / 2.0 if nu is None else min(ERROR_MARGIN * nu * n / 12.0, 0.5) * c
+
+    def finish(self) -> None:
+        """Close the last reported step (its nu is the previous step's); returns nothing."""
+        if self.pending is not None:
+            _, _, n, c, nu = self.pending
+            self._close(n, c, nu)
+            self.pending = None
+
+    def estimate(self, pk: float, rule: str) -> float:
+        """Return the estimated |P_k - P_k^exact path integral| of ``rule``, in payment units."""
+        self.finish()
+        trapezoid = self.third / pk
+        return trapezoid if rule == "trapezoid" else abs(self.gap) / (2.0 * pk) + trapezoid
+
+
+class _Path:
+    """One attempt at Phase II problem k (Alg. 1, lines 8-15) with step size ``eta2``.
+
+    :meth:`run` is a sub-generator (``yield from``). Afterwards ``status`` is
+    "done" (T2 rounds and the stopping rule), "capped" (the round budget is
+    spent), or "diverging": the others' aggregate gradient became non-finite,
+    or a complete round's grew above GROWTH times the first complete one (and
+    above GROWTH_FLOOR (1 - p_k) L_f). Gradient descent with eta2 <= 2/L on an
+    L-smooth convex objective never lets |grad| grow (g_{t+1} = (I - eta2 Hb_t) g_t),
+    so only a step too large for the reports (amplified ones) triggers it.
+    ``payment`` is P_k by the configured rule (payment units), ``rounds`` the
+    rounds run (messages sent to each other agent, except the paper rule's
+    unreported last step), ``L_f`` the largest gradient norm reported.
+    """
+
+    def __init__(
+        self,
+        ctx: ServerContext,
+        k: int,
+        others,
+        eta2: float,
+        T2: int,
+        budget: int,
+        need_final: bool,
+        scale: float,
+    ):
+        self.ctx, self.k, self.others, self.eta2 = ctx, k, others, eta2
+        self.T2, self.budget, self.need_final = T2, budget, need_final
+        self.floor = GROWTH_FLOOR * scale
+        self.pk = float(ctx.p[k])
+        self.weight = 1.0 - ctx.p[k]
+        self.errors = _PathError(eta2, self.weight * ctx.L_g)
+        self.status, self.payment, self.rounds, self.L_f = "done", 0.0, 0, 0.0
+
+    def error_estimate(self) -> float:
+        """Return the discretisation error estimate of the configured rule (payment units)."""
+        return self.errors.estimate(self.pk, self.ctx.cfg.payment_rule)
+
+    def run(self, w_star: np.ndarray, g0: np.ndarray, complete0: bool):
+        """Iterate from w* with the others' gradient ``g0`` there; yields Gathers, returns None."""
+        ctx, cfg, k, pk, weight, eta2 = (
+            self.ctx,
+            self.ctx.cfg,
+            self.k,
+            self.pk,
+            self.weight,
+            self.eta2,
+        )
+        p, T2 = ctx.p, self.T2
+        trapezoid = cfg.payment_rule == "trapezoid"
+        mu_k = weight * ctx.mu
+        w, g = w_star, g0
+        complete = complete0
+        ref = float(np.linalg.norm(g)) if complete else None
+        P = 0.0
+        t = 0
+        while True:
+            converged = not complete or float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
+            if t >= T2 and (not cfg.phase2_check or converged):
+                break
+            if not np.isfinite(g).all():
+                self.status = "diverging"
+                break
+            if t >= self.budget:
+                self.status = "capped"
+                break
+            w_next = w - eta2 * g
+            if t + 1 >= T2 and not self.need_final:
+                # Last step of the paper's rule without the stopping check: no report needed.
+                P += eta2 * float(g @ g) / pk
+                self.errors.unreported(g)
+                t += 1
+                break
+            rep = yield Gather(w_next, self.others, "gradient", "phase2", problem=k)
+            if rep.values is not None and rep.values.size:
+                norms = np.einsum("ij,ij->i", rep.values, rep.values)
+                self.L_f = max(self.L_f, float(np.sqrt(norms.max())))
+            g_next = weighted_total(rep, p[rep.agents], weight)
+            complete = rep.missing.size == 0
+            # w[t] - w[t+1] = eta2 g exactly; computing it as a difference loses digits.
+            if trapezoid:
+                P += eta2 * float(g @ (g + g_next)) / (2.0 * pk)
+            else:
+                P += eta2 * float(g @ g) / pk
+            t += 1
+            if not np.isfinite(g_next).all():
+                self.status = "diverging"
+                break
+            self.errors.step(g, g_next)
+            if complete:
+                norm = float(np.linalg.norm(g_next))
+                if ref is None:
+                    ref = norm
+                elif norm > GROWTH * ref and norm > self.floor:
+                    self.status = "diverging"
+                    break
+            w, g = w_next, g_next
+        self.payment, self.rounds = P, t
+
+
 def ffl(ctx: ServerContext):
     """Run Alg. 1; yields Gathers, returns an :class:`Outcome` with the payments P_k."""
     cfg = ctx.cfg
@@ -60,6 +305,7 @@ def ffl(ctx: ServerContext):
     G0 = np.zeros((K, w_star.size))
     G0[r.agents] = r.values
     L_f = float(np.max(np.linalg.norm(r.values, axis=1))) if r.values.size else 0.0
+    L_f0 = L_f  # the scale of the individual reports (the divergence check's floor)
     g_all = p[r.agents] @ r.values
     complete0 = r.missing.size == 0
     T2 = _phase2_target(ctx, L_f)
@@ -86,41 +332,32 @@ def ffl(ctx: ServerContext):
     # With one agent the others' objective is empty: P_k = 0 (eq. VCG), no Phase II.
     active = np.flatnonzero(((T2 > 0) | (cfg.phase2_check & ~converged0)) & (weights > 0))
     everyone = np.arange(K)
+    restarts = np.zeros(K, dtype=np.int64)
+    eta_final = etas.astype(float).copy()
+    disc = np.zeros(K)
     for k in active.tolist():
-        pk, weight, eta2 = p[k], weights[k], etas[k]
-        mu_k = weight * ctx.mu
         others = np.delete(everyone, k)
-        w, g = w_star, G_minus[k]
-        complete = complete0
-        P = 0.0
-        t = 0
-        while True:
-            converged = not complete or float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
-            if t >= T2 and (not cfg.phase2_check or converged):
+        eta2, used = float(etas[k]), 0
+        while True:  # one attempt per step size; a diverging attempt restarts from w* at eta2 / 2
+            budget = cfg.phase2_max_rounds - used
+            path = _Path(ctx, k, others, eta2, T2, budget, need_final, weights[k] * L_f0)
+            yield from path.run(w_star, G_minus[k], complete0)
+            used += path.rounds
+            L_f = max(L_f, path.L_f)
+            if path.status != "diverging" or restarts[k] >= MAX_RESTARTS:
                 break
-            if t >= cfg.phase2_max_rounds or not np.isfinite(g).all():
-                capped.append(k)
-                break
-            w_next = w - eta2 * g
-            if t + 1 >= T2 and not need_final:
-                # Last step of the paper's rule without the stopping check: no report needed.
-                P += eta2 * float(g @ g) / pk
-                t += 1
-                break
-            rep = yield Gather(w_next, others, "gradient", "phase2", problem=k)
-            if rep.values is not None and rep.values.size:
-                L_f = max(L_f, float(np.sqrt(np.einsum("ij,ij->i", rep.values, rep.values).max())))
-            g_next = weighted_total(rep, p[rep.agents], weight)
-            complete = rep.missing.size == 0
-            # w[t] - w[t+1] = eta2 g exactly; computing it as a difference loses digits.
-            if trapezoid:
-                P += eta2 * float(g @ (g + g_next)) / (2.0 * pk)
-            else:
-                P += eta2 * float(g @ g) / pk
-            w, g = w_next, g_next
-            t += 1
-        payments[k] = P
-        rounds[k] = t
+            restarts[k] += 1
+            # Halve eta2, and go below 1 / (the largest curvature met): halving alone can land
+            # on the stability edge |1 - eta2 lambda| = 1 (amplification by a power of two).
+            curvature = path.errors.curvature
+            eta2 = min(eta2 / 2.0, 1.0 / curvature) if curvature > 0 else eta2 / 2.0
+        if path.status != "done":
+            capped.append(k)
+        diverged_k = path.status == "diverging"
+        payments[k] = np.nan if diverged_k else path.payment
+        disc[k] = np.nan if diverged_k else path.error_estimate()
+        rounds[k] = used
+        eta_final[k] = eta2
     info = {
         "eta1": eta1,
         "eta2": float(np.mean(etas)) if K else 0.0,
@@ -128,6 +365,12 @@ def ffl(ctx: ServerContext):
         "gradient_bound_observed": L_f,  # max ||grad F_j|| reported at w* and in Phase II
         "payment_rule": cfg.payment_rule,
         "phase2_capped": capped,
+        "phase2_restarts": restarts.tolist(),
+        "phase2_eta2_final": eta_final.tolist(),
+        "payment_discretisation_error": disc.tolist(),
+        "payment_discretisation_error_max": float(
+            np.max(disc, initial=0.0, where=np.isfinite(disc))
+        ),
         "extra_rounds": 1,
         "diverged": bool(capped) and not np.isfinite(payments).all(),
     }

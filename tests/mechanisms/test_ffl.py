@@ -165,3 +165,80 @@ def test_amplifying_agent_does_not_gain_under_ffl(ridge_case):
         J[gamma] = out.payments[1] + m.agent_losses(out.model, des)[1]
     assert J[1.0] <= min(J.values()) + 1e-9
     assert J[4.0] > J[1.0] + 1e-4
+
+
+@pytest.mark.parametrize("rule", ["trapezoid", "paper"])
+def test_discretisation_error_estimate_bounds_the_actual_error_on_logistic(rule):
+    """The reported estimate is at least |P_k - P_k^VCG| for every agent, and not loose.
+
+    With epsilon = 1e-10 and Phase I converged, what is left of the error is the
+    path integral's discretisation (the trapezoid's is third order, the paper's
+    first order): both estimates come from the Phase II reports alone.
+    """
+    data = make_classification(K=6, d=3, C=2, seed=0, n=300)
+    m = Logistic(0.1, True, 2)
+    _, vcg = vcg_payments(m, m.design(data), np.full(6, 1 / 6))
+    out, *_ = run_mechanism(
+        m, data, kind="ffl", phase1_rounds=500, phase2_rounds=1, epsilon=1e-10, payment_rule=rule
+    )
+    err = np.abs(out.payments - vcg)
+    est = np.array(out.info["payment_discretisation_error"])
+    assert err.max() > 1e-5  # the discretisation error is there to be estimated
+    assert np.all(est >= err)
+    assert est.max() <= 100 * err.max()
+    assert est.max() <= 3 * err.max()  # in fact within a factor of about two
+    assert out.info["payment_discretisation_error_max"] == est.max()
+
+
+def test_discretisation_error_estimate_vanishes_for_ridge_with_the_trapezoid(ridge_case):
+    """The trapezoid rule is exact for quadratics; the estimate sees that (third derivative 0)."""
+    data, m, vcg = ridge_case
+    out, *_ = run_mechanism(m, data, kind="ffl", phase1_rounds=3000, phase2_rounds=1, epsilon=1e-12)
+    assert max(out.info["payment_discretisation_error"]) <= 1e-12
+    paper, *_ = run_mechanism(
+        m,
+        data,
+        kind="ffl",
+        phase1_rounds=3000,
+        phase2_rounds=1,
+        epsilon=1e-12,
+        payment_rule="paper",
+    )
+    # The paper rule's estimate is the difference of the two rules along its path: its error.
+    est = np.array(paper.info["payment_discretisation_error"])
+    np.testing.assert_allclose(est, np.abs(paper.payments - vcg), rtol=1e-8)
+
+
+def test_diverging_phase2_restarts_at_a_smaller_step_and_matches_vcg_of_the_reports(ridge_case):
+    """Agent 4 amplifies by 16: the others' Phase II problems diverge at eta2 = 1/((1-p_k) L_g).
+
+    Each diverging problem restarts from w* at a smaller eta2 (the rounds it
+    wasted are sent and counted), and every payment then equals exact VCG of
+    the reported objective, in which agent 4's weight is 16 p_4. Agent 4's own
+    problem leaves it out and never diverges.
+    """
+    data, m, _ = ridge_case
+    K, gamma, T1 = 5, 16.0, 3000
+    L_g = m.smoothness(m.design(data))
+    out, c, des, p, _ = run_mechanism(
+        m,
+        data,
+        population=Population(K, {4: Amplify(gamma)}),
+        kind="ffl",
+        phase1_rounds=T1,
+        phase2_rounds=1,
+        epsilon=1e-12,
+        eta1=0.1 / L_g,
+    )
+    info = out.info
+    assert info["phase2_restarts"] == [1, 1, 1, 1, 0]
+    assert not info["diverged"] and info["phase2_capped"] == []
+    theory_eta = 1 / ((1 - p) * L_g)
+    final = np.array(info["phase2_eta2_final"])
+    assert np.all(final[:4] <= theory_eta[:4] / 2) and final[4] == pytest.approx(theory_eta[4])
+    reported = p.copy()
+    reported[4] *= gamma
+    _, ref = vcg_payments(m, des, reported)
+    ref[4] *= gamma  # P_4 is divided by p_4, not by its reported weight
+    np.testing.assert_allclose(out.payments, ref, rtol=1e-9)
+    assert c.messages_up == K * T1 + K + sum((K - 1) * t for t in out.phase2_per_agent)
