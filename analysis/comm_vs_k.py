@@ -6,7 +6,7 @@ latency, 5 % Bernoulli loss and 3 ARQ retransmissions, batched fidelity) for
 
 - ``fedavg``: Phase I only, K T1 messages per direction;
 - ``ffl`` (Algorithm 1, Theorem 1's T1 and T2): K T1 + K (the extra round at
-  w*) + sum_k (K-1) T2_k per direction (README, "One extra round at w*");
+  w*) + sum_k (K-1) T2_k per direction (docs/paper.md, "One extra round at w*");
 - ``dp-ffl`` (Algorithm 2) with L = ceil(sqrt K) clusters and secure
   aggregation, whose key, share and unmasking messages are counted;
 - ``vcg-federated``: the naive exact VCG of K + 1 separate federated runs,
@@ -142,7 +142,7 @@ def run_record(row: dict, epsilon: float, delta_tol: float) -> dict:
 def formula_per_direction(rec: dict) -> int | None:
     """Lossless messages per direction predicted by each protocol (None for DP-FFL).
 
-    FedAvg K T1; FFL K T1 + K (extra round at w*) + (K-1) sum_k T2_k (README,
+    FedAvg K T1; FFL K T1 + K (extra round at w*) + (K-1) sum_k T2_k (docs/paper.md,
     "One extra round at w*"); vcg-federated K T1 + K + K (K-1) (T1+1) (its
     K leave-one-out trainings of T1 rounds plus a loss report each).
     """

@@ -4,7 +4,7 @@ The four schemes of :mod:`analysis.fig3_samples` on scenario
 ``paper-fig4-noniid``: K = 10, every training sample (MNIST: n = 10 000),
 alpha = 0.1, beta = 0.01, T1 = 80, T2 = 20, manipulated FedAvg with agent 0
 amplifying by gamma = 5. Delta is ``data.partition.delta`` of the label-skew
-split (DESIGN slip 7): a sample of label y stays with the agent whose index
+split (slip 7, docs/paper.md): a sample of label y stays with the agent whose index
 ends in y with probability Delta and otherwise moves to a uniformly random
 agent, so Delta = 0 is i.i.d. and Delta = 1 gives each agent one label.
 

@@ -18,8 +18,8 @@ DP-FFL does not tend to FFL as alpha grows: it tends to DP-FFL without noise
 (alpha = 10^9, drawn too), whose distance from VCG is the bias of clipping.
 Points are the mean over seeds, error bars the standard deviation over seeds
 (the paper reports both). Both noise calibrations are drawn: the paper's
-sigma^2, sigma_P^2 (eq. noise) and edgesim's tight accountant (DESIGN,
-"Privacy").
+sigma^2, sigma_P^2 (eq. noise) and edgesim's tight accountant (docs/paper.md,
+slip 6).
 
 Sizes. Full: alpha in {0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10}, L in {2, 3, 4, 5, 6, 8, 10},
 5 seeds, both calibrations. ``--quick``: alpha in {0.1, 1, 10},

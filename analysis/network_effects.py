@@ -12,7 +12,7 @@ holding. Four studies, each on a shipped scenario with overrides:
    it used to never fire and ran problems to ``phase2_max_rounds``, whereas
    edgesim now ends such a problem after T2 rounds). Bernoulli
    loss q per transmission, ARQ cap R retransmissions. Closed forms: uplink
-   transmissions per message (1 - q^(R+1)) / (1 - q) (capped ARQ, DESIGN
+   transmissions per message (1 - q^(R+1)) / (1 - q) (capped ARQ, docs/network.md
    "Network defaults"); a request gets no reply when its downlink or its
    uplink is dropped after R + 1 tries: 1 - (1 - q^(R+1))^2.
 2. Churn and deadlines (``churn-deadline``, FFL): Markov on/off devices,
@@ -126,7 +126,7 @@ def churn_shift_s(sc) -> float:
 
     Radio latency + airtime and each wired hop's latency + airtime, down and
     up, plus the compute shift ``seconds + per_sample_s n_k`` (fixed radio
-    model, equal sample counts). Messages are 64 + 8 p bytes (README,
+    model, equal sample counts). Messages are 64 + 8 p bytes (docs/paper.md,
     "Message sizes"), p = d + 1 parameters for ridge with an intercept.
     """
     net = sc.network

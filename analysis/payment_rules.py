@@ -1,8 +1,8 @@
-"""Measure both FFL payment rules against exact VCG (DESIGN slip 4) on a ridge problem.
+"""Measure both FFL payment rules against exact VCG (slip 4, docs/paper.md) on a ridge problem.
 
 Prints, for eta2 = c / L_g, the largest relative payment error and the Phase II
 rounds it took (K = 5, heterogeneous data, Phase I converged, stopping rule at
-epsilon = 1e-12). The README's table comes from this script:
+epsilon = 1e-12). The table in docs/paper.md comes from this script:
 
     python analysis/payment_rules.py
 """

@@ -3,7 +3,7 @@
 Every scenario section is a frozen dataclass whose fields are declared with
 :func:`option`. The scenario loader (``edgesim.scenario``) checks each value
 against this metadata generically, so a section only writes the cross-field
-rules that metadata cannot express (its ``cross_check`` method). The README's
+rules that metadata cannot express (its ``cross_check`` method). docs/reference.md's
 scenario reference is generated from the same metadata.
 """
 

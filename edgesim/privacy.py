@@ -3,7 +3,7 @@
 Everything here is pure arithmetic on a *release schedule*: a list of
 :class:`Release`, each one kind of Gaussian release (L2 sensitivity, noise
 standard deviation, how many times it happens). Two calibrations of the noise
-exist (DESIGN, "Privacy: what the paper gets wrong and what we do"):
+exist (docs/paper.md, slip 6, and docs/privacy.md):
 
 ``paper``
     The paper's eq. (noise): sigma^2 = 16 L_f^2 (T1 + K T2) log(1/beta) /
@@ -234,7 +234,7 @@ def epsilon_zcdp(releases: Iterable[ScheduleItem], beta: float) -> float:
     composition, Lemmas LL1-LL2, Bun and Steinke 2016), converted with
     epsilon = rho + 2 sqrt(rho ln(1/beta)) (Lemma LL3). For the paper's own
     schedule (:func:`paper_releases`) this is alpha + alpha^2 / (4 ln(1/beta)),
-    slightly above alpha (DESIGN, Privacy). A valid but loose upper bound.
+    slightly above alpha (docs/paper.md, slip 6). A valid but loose upper bound.
     """
     beta = _beta(beta)
     rho = sum(r.count * r.sensitivity**2 / (2.0 * r.sigma**2) for r in _releases(releases))
@@ -311,8 +311,8 @@ def epsilon_accounted(releases: Iterable[ScheduleItem], beta: float) -> float:
 
     Composes all releases exactly as mu-GDP (:func:`gaussian_mu`) and returns
     :func:`epsilon_for_mu`. This is the epsilon DP-FFL actually obtains
-    (DESIGN, Privacy: "always report the epsilon actually obtained"); for the
-    DESIGN example (K=10, T1=80, T2=20, n_(1)=1000, L_f=1, alpha=0.1,
+    (docs/paper.md, slip 6: always report the epsilon actually obtained); for the
+    worked example of docs/paper.md (slip 6: (K=10, T1=80, T2=20, n_(1)=1000, L_f=1, alpha=0.1,
     beta=0.01) the paper's noise gives about 0.0069 instead of alpha = 0.1.
     """
     return epsilon_for_mu(gaussian_mu(releases), beta)
@@ -398,7 +398,7 @@ def accountant_releases(
     grad_sensitivity: float | None = None,
     pay_sensitivity: float | None = None,
 ) -> tuple[list[Release], float, float]:
-    """DP-FFL noise for ``calibration = "accountant"`` (DESIGN, Privacy).
+    """DP-FFL noise for ``calibration = "accountant"`` (docs/paper.md, slip 6).
 
     The schedule is the one Algorithm 2 actually runs: T1 + L T2 gradient
     releases (Phase II solves L cluster problems, not K) with sensitivity

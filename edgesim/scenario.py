@@ -1284,7 +1284,7 @@ _REQUIRED = {(StrategyConfig, "agent"), (StrategyConfig, "kind")}
 
 
 def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, str]]:
-    """Return (key, default, unit/allowed, doc) rows for every key, for the README reference.
+    """Return (key, default, unit/allowed, doc) rows for every key, for docs/reference.md.
 
     One row per leaf key (sections are walked; ``[[agents.strategy]]`` keys
     appear as ``agents.strategy[].agent``). The default is written as in TOML;
@@ -1323,7 +1323,7 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
 
 
 def reference_markdown() -> str:
-    """Return the README's scenario-key table (Markdown), generated from the dataclasses."""
+    """Return the scenario-key table of docs/reference.md (Markdown), generated from the dataclasses."""
     lines = ["| key | default | unit / allowed | meaning |", "|---|---|---|---|"]
     for key, default, allowed, doc in reference_rows():
         cells = [f"`{key}`", f"`{default}`", allowed, doc]

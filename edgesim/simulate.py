@@ -294,7 +294,7 @@ def _exact_vcg_wanted(setting, K: int, model_kind: str) -> bool:
 
 
 def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
-    """Run a scenario; returns the output-contract dict (see README, "Output")."""
+    """Run a scenario; returns the output-contract dict (see docs/output.md)."""
     sim = sim or Simulation(scenario)
     mrun = sim.run_mechanism()
     out, model, design = mrun.outcome, sim.model, sim.design

@@ -4,7 +4,7 @@ Every function here evaluates one formula of "Faithful Edge Federated Learning:
 Scalability and Privacy" (``seeds/000_0616f355195580a2.txt``): floats in, floats
 (or ints) out, no randomness, no state. Each docstring names the result it
 implements, says what the number means and in which units, and records where
-the printed statement and its proof disagree (see also DESIGN.md, "known
+the printed statement and its proof disagree (see also docs/paper.md, "known
 slips").
 
 Units. Losses (F, E, payments P, the tolerance ``epsilon``) are in the units of
@@ -500,7 +500,7 @@ class StepSizes:
 
 
 def theorem1_step_sizes(K: int, L_g: float, p_k: float | None = None) -> StepSizes:
-    """Theorem 1's step sizes, translated to the objective edgesim optimises (DESIGN slip 3).
+    """Theorem 1's step sizes, translated to the objective edgesim optimises (slip 3, docs/paper.md).
 
     Returns :class:`StepSizes` with ``eta1 = 1/L_g`` (Theorem 1, Lemma 1) and
     ``eta2 = 1/((1 - p_k) L_g)`` (units 1/curvature); ``p_k`` defaults to
@@ -520,7 +520,7 @@ def theorem1_step_sizes(K: int, L_g: float, p_k: float | None = None) -> StepSiz
     this eta2 is about K L_f^2 (T2+1) / L_g, not the O(1/K) the proof of
     Theorem 1 obtains by inserting 1/(K L_g) into Proposition 4 (whose proof
     measures the step on the p-weighted sum); the left-Riemann payment
-    therefore needs smaller steps or the trapezoid rule (DESIGN slip 4).
+    therefore needs smaller steps or the trapezoid rule (slip 4, docs/paper.md).
     """
     K = _count("K", K, 2)
     L_g = _positive("L_g", L_g)

@@ -12,7 +12,7 @@ import edgesim
 from edgesim import sweep as sw
 from edgesim.cli import main
 
-#: The README's walkthrough module: a free-rider that saves compute and reports a scaled-down
+#: The walkthrough module of docs/extending.md: a free-rider that saves compute and reports a scaled-down
 #: gradient, and a custom mechanism.
 MODULE = '''
 import numpy as np

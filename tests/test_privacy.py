@@ -24,7 +24,7 @@ from edgesim.privacy import (
     paper_sigmas,
 )
 
-# DESIGN, "Privacy: what the paper gets wrong and what we do": the worked example.
+# The worked example of slip 6 in docs/paper.md.
 EX = {"K": 10, "T1": 80, "T2": 20, "n_min": 1000, "L_f": 1.0, "alpha": 0.1, "beta": 0.01}
 
 

@@ -11,7 +11,7 @@ from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.scenario import Scenario, from_dict, load, parse_override, reference_rows, set_dotted
 from tests.conftest import write
 
-#: The keys DESIGN.md fixes (scripts outside the package rely on them).
+#: The keys docs/scenarios.md fixes (scripts outside the package rely on them).
 FIXED_KEYS = [
     "seed",
     "data.source",

@@ -13,7 +13,7 @@ from scipy.optimize import minimize_scalar
 
 from edgesim import theory as th
 
-# Paper-like constants used across tests (Theorem 1 remark, DESIGN Sec. VII).
+# Paper-like constants used across tests (Theorem 1 remark, the paper's Sec. VII).
 LF, MU, LG, EPS, DELTA = 1.0, 0.1, 5.0, 1e-2, 1.0
 
 
@@ -205,7 +205,7 @@ def test_theorem1_K_T2_is_O1_and_paper_bound_slip():
 
 
 # ---------------------------------------------------------------------------
-# Step sizes (DESIGN slip 3)
+# Step sizes (slip 3, docs/paper.md)
 
 
 def test_step_sizes_values():
@@ -288,7 +288,7 @@ def test_prop4_bounds_left_riemann_payment_error(eta_scale):
             L_f = max(L_f, max(np.linalg.norm(g) for g in grads))
             g = sum(p[j] * gj for j, gj in zip(others, grads, strict=True))
             new = w - eta2 * g
-            P += (w - new) @ (g / p[k])  # DESIGN slip 1 sign
+            P += (w - new) @ (g / p[k])  # slip 1 in docs/paper.md sign
             w = new
         L_f = max(L_f, max(np.linalg.norm(_grad(H, c, j, w)) for j in others))
         riemann_error = abs(P - (J(w0) - J(w)) / p[k])

@@ -7,7 +7,7 @@ rows grouped by agent (agent 0 first), so per-agent sums are segment sums over
 :func:`build_dataset` turns a :class:`DataConfig` (the scenario's ``[data]``
 section) into a dataset. Sources: ``synthetic`` (Gaussian classes or
 per-agent linear models), ``paper-linear`` (the two-agent example of the
-paper's Fig. 1, DESIGN slip 8), ``npz`` (a user file), ``digits``
+paper's Fig. 1, slip 8 in docs/paper.md), ``npz`` (a user file), ``digits``
 (scikit-learn's 8x8 digits, an optional extra) and ``mnist`` (IDX files or a
 Keras-layout ``.npz``, optionally downloaded with checksum verification).
 Samples of the partitioned sources are split among agents by one of the
@@ -250,7 +250,7 @@ class PartitionConfig:
     delta: float = option(
         0.05,
         "label-skew: probability that a sample stays with the agent whose index ends in its "
-        "label (the paper's Delta, DESIGN slip 7): 1 = each agent holds only its own label, "
+        "label (the paper's Delta, slip 7 in docs/paper.md): 1 = each agent holds only its own label, "
         "0 = iid. With fewer than 10 agents, label c goes to agent c mod agents.count",
         ge=0.0,
         le=1.0,
@@ -334,7 +334,7 @@ class DataConfig:
     kappa_var: float = option(
         2.0,
         "paper-linear: variance of kappa before truncation (the paper's N(mean, 2), read as "
-        "the variance, DESIGN slip 8)",
+        "the variance, slip 8 in docs/paper.md)",
         gt=0.0,
     )
     kappa_clip: float = option(
@@ -486,7 +486,7 @@ def _home_agents(y: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
 def partition_label_skew(
     y: np.ndarray, K: int, delta: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """Split samples by label as in the paper's Sec. VII (DESIGN slip 7).
+    """Split samples by label as in the paper's Sec. VII (slip 7, docs/paper.md).
 
     A sample with label ``c`` first goes to a uniformly random agent among
     those whose (0-based) index ends in the digit ``c % 10`` (``k % 10 == c %
@@ -751,7 +751,7 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
 
 
 def paper_linear_noise(mean: float, variance: float, clip: float):
-    """The paper's label noise kappa (Fig. 1, DESIGN slip 8).
+    """The paper's label noise kappa (Fig. 1, slip 8 in docs/paper.md).
 
     kappa ~ N(mean, variance) truncated to [-clip, clip] (``variance`` is the
     variance, not the standard deviation).
@@ -822,7 +822,7 @@ def _as_labels(y: np.ndarray, where: str) -> np.ndarray:
 
 
 def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
-    """An npz file with X, y, agent [, X_test, y_test, agent_test] (DESIGN, fixed keys)."""
+    """An npz file with X, y, agent [, X_test, y_test, agent_test] (the fixed keys of docs/scenarios.md)."""
     if not cfg.path:
         raise ScenarioError(
             "data.path", "data.source = 'npz' needs data.path, a .npz file with arrays X, y, agent"

@@ -1,4 +1,4 @@
-"""Models with the per-sample losses of DESIGN.md, vectorised over agents.
+"""Models with the per-sample losses of docs/paper.md, vectorised over agents.
 
 Parameters are one flat float64 vector ``w``:
 
@@ -350,7 +350,7 @@ class Model:
         return self.loss(w, design, p), self.grad(w, design, p)
 
     def strong_convexity(self) -> float:
-        """Return mu: every per-sample loss is l2-strongly convex (DESIGN losses), so mu = l2."""
+        """Return mu: every per-sample loss is l2-strongly convex (docs/paper.md, "Notation"), so mu = l2."""
         return self.l2
 
     def smoothness(self, design: Design, method: str = "agent") -> float:

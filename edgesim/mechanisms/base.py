@@ -45,7 +45,7 @@ class MechanismConfig:
     eta2: float | str = option(
         "theory",
         "Phase II step size on the p-weighted objective, or 'theory' for 1/((1-p_k) L_g)"
-        " (Theorem 1 with DESIGN slip 3)",
+        " (Theorem 1 with slip 3 in docs/paper.md)",
         kinds=(float, int, str),
         choices=("theory",),
         gt=0,
@@ -68,7 +68,7 @@ class MechanismConfig:
     payment_rule: str = option(
         "trapezoid",
         "Phase II payment accumulation: 'paper' (left Riemann sum, eq. payment-2 with slip 1)"
-        " or 'trapezoid' (DESIGN slip 4)",
+        " or 'trapezoid' (slip 4, docs/paper.md)",
         choices=("paper", "trapezoid"),
     )
     phase2_check: bool = option(

@@ -3,7 +3,7 @@
 Phase I: T1 rounds of w <- w - eta1 (sum_k p_k grad F_k(w) + n), n ~ N(0, sigma^2 I),
 the sum computed by secure aggregation (the server sees the sum only).
 Phase II, for each of L random balanced clusters C_l (Definition 2): T2
-noisy rounds from w* on sum_{j not in C_l} p_j F_j (DESIGN slip 2: the paper's
+noisy rounds from w* on sum_{j not in C_l} p_j F_j (slip 2 in docs/paper.md: the paper's
 line sums over C_l; Definition 2 sums over the others), then every agent
 reports F_j(w*) - F_j(w_l[T2]) and, for k in C_l,
     P_k = sum_{j != k} (p_j / p_k) (F_j(w*) - F_j(w_l[T2])) + n_P,k,  n_P,k ~ N(0, sigma_P^2).

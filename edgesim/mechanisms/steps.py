@@ -19,7 +19,7 @@ def step_size_phase2(ctx: ServerContext, weight_others: float) -> float:
     """Return eta2 for a Phase II problem whose objective has total weight ``weight_others``.
 
     The objective sum_{j != k} p_j F_j is (1 - p_k) L_g-smooth and
-    (1 - p_k) mu-strongly convex (DESIGN slip 3), so 'theory' gives
+    (1 - p_k) mu-strongly convex (slip 3, docs/paper.md), so 'theory' gives
     eta2 = 1/((1 - p_k) L_g): the same contraction (1 - mu/L_g) per step that
     Theorem 1's T2 rule assumes.
     """

@@ -2,7 +2,7 @@
 
 The server trains w* on every agent (FedAvg's Phase I, T1 rounds), then, for
 each agent k, trains w_{-k} on the others from the same start with the same
-number of rounds (step eta2: 1/((1 - p_k) L_g) under "theory", DESIGN slip 3), and
+number of rounds (step eta2: 1/((1 - p_k) L_g) under "theory", slip 3 in docs/paper.md), and
 asks every agent j != k for F_j(w*) and F_j(w_{-k}) (loss reports):
 
     P_k = (1/p_k) [ sum_{j != k} p_j F_j(w*) - sum_{j != k} p_j F_j(w_{-k}) ]       (eq. VCG)

@@ -10,7 +10,7 @@ timeouts. Times are integer nanoseconds (``edgesim.network.NS_PER_S``); each
 component (one airtime, the latency, the retransmission timeout) is rounded
 to the nearest ns once, then only integers are added.
 
-Models (DESIGN "Network defaults"):
+Models (docs/network.md):
 
 * :class:`FixedLink`: a constant rate and latency; :class:`WiredLink` is the
   lossless special case for backhaul hops.
@@ -58,7 +58,7 @@ DIRECTIONS = ("up", "down")
 class RadioConfig:
     """The scenario's ``[network.radio]`` table: one wireless hop between devices and the AP.
 
-    Defaults follow DESIGN "Network defaults" (3GPP macro path loss, 8 dB
+    Defaults follow docs/network.md (3GPP macro path loss, 8 dB
     shadowing, -174 dBm/Hz noise, 1 MHz resource blocks, 10 dBm uplink,
     Chen et al. IEEE TWC 2021 packet-error model).
     """

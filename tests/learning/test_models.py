@@ -40,7 +40,7 @@ def test_logistic_gradient_matches_finite_differences(classification_data, inter
 
 
 def test_losses_match_the_per_sample_definition(classification_data, regression_data):
-    """F_k = mean over k's samples of the DESIGN per-sample loss, written out by hand."""
+    """F_k = mean over k's samples of the per-sample loss of docs/paper.md, written out by hand."""
     rng = np.random.default_rng(3)
     m = Ridge(0.2)
     des = m.design(regression_data)

@@ -1,4 +1,4 @@
-"""The README's custom link model (examples/bursty_link.py), named in TOML and run end to end."""
+"""The custom link model of docs/extending.md (examples/bursty_link.py), named in TOML and run end to end."""
 
 from __future__ import annotations
 
