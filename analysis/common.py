@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import edgesim  # noqa: E402
-from edgesim import sweep as edgesim_sweep  # noqa: E402
+from edgesim import sweeps as edgesim_sweep  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -97,7 +97,7 @@ def _overrides(overrides: Sequence[str] | dict) -> list[str] | dict | None:
 
 
 def write_csv(path: Path, rows: Iterable[dict], columns: Sequence[str] | None = None) -> Path:
-    """Write rows (dicts) as CSV with ``edgesim.sweep.write_csv`` (floats exact); returns the path.
+    """Write rows (dicts) as CSV with ``edgesim.sweeps.write_csv`` (floats exact); returns the path.
 
     ``columns``: the column order (default: every key, first seen first).
     """

@@ -31,7 +31,7 @@ from matplotlib.ticker import NullFormatter
 from analysis import common
 from edgesim import audit as aud
 from edgesim import scenario
-from edgesim import sweep as edgesim_sweep
+from edgesim import sweeps as edgesim_sweep
 
 STEM = "privacy_audit"
 SCENARIO = "dp-ffl-audit"

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__version__ = "0.1.0"
+from edgesim.version import __version__
 
 __all__ = [
     "RunResult",
@@ -120,7 +120,7 @@ def run(scenario, overrides: dict | list[str] | None = None) -> RunResult:
 class SweepResult:
     """What :func:`sweep` did and found.
 
-    ``summary``: an ``edgesim.sweep.SweepSummary`` (counts, ``interrupted``);
+    ``summary``: an ``edgesim.sweeps.SweepSummary`` (counts, ``interrupted``);
     ``records``: the newest record of every run of this plan (read back from
     ``out_dir``, or kept in memory when there is none; runs of other plans
     in the same folder are left out), ordered by run index; ``plan``: the runs.
@@ -142,8 +142,8 @@ class SweepResult:
         return [r for r in self.records if r.get("status") != "ok"]
 
     def table(self, per_agent: bool = False) -> list[dict]:
-        """Return tidy rows: one dict per run (or per agent); see ``edgesim.sweep.table``."""
-        from edgesim.sweep import table
+        """Return tidy rows: one dict per run (or per agent); see ``edgesim.sweeps.table``."""
+        from edgesim.sweeps import table
 
         return table(self.records, per_agent)
 
@@ -151,7 +151,7 @@ class SweepResult:
         return f"SweepResult({len(self.ok)} ok, {len(self.failed)} failed of {self.summary.total})"
 
 
-def _sweep_api(
+def sweep(
     scenario,
     out_dir: str | Path | None = None,
     *,
@@ -164,9 +164,6 @@ def _sweep_api(
 ) -> SweepResult:
     """Run every run of a scenario's ``[sweep]``; returns a :class:`SweepResult`.
 
-    Called as ``edgesim.sweep(scenario, out_dir, ...)`` (the module
-    ``edgesim.sweep`` is callable and forwards here).
-
     ``scenario``: a path, shipped name, dict or ``SweepPlan``. ``out_dir``:
     the sweep folder (``results.jsonl`` and ``manifest.json``; resumes what
     is recorded there), or None to keep the records in memory only.
@@ -176,7 +173,7 @@ def _sweep_api(
     (``result.summary.interrupted``).
     """
     from edgesim import scenario as scn
-    from edgesim import sweep as sw
+    from edgesim import sweeps as sw
     from edgesim.progress import Bar
 
     plan = scenario if isinstance(scenario, scn.SweepPlan) else load_sweep(scenario, overrides)
@@ -233,11 +230,11 @@ def register_mechanism(name: str, mechanism, *, replace: bool = False) -> None:
 def check_mechanism(mechanism, **kwargs) -> dict:
     """Check a registered name or a mechanism function like Gymnasium's ``check_env``.
 
-    See :func:`edgesim.mechanisms.check.check_mechanism`; returns its report,
-    raises :class:`edgesim.mechanisms.check.MechanismCheckError` naming the first
+    See :func:`edgesim.check.check_mechanism`; returns its report,
+    raises :class:`edgesim.check.MechanismCheckError` naming the first
     check that fails.
     """
-    from edgesim.mechanisms.check import check_mechanism as _check
+    from edgesim.check import check_mechanism as _check
 
     return _check(mechanism, **kwargs)
 
@@ -245,14 +242,3 @@ def check_mechanism(mechanism, **kwargs) -> dict:
 # Custom network parts register in edgesim.network: register_link and register_loss
 # (edgesim.network.links), register_compute_model (.compute) and register_availability
 # (.availability); a scenario may also name any of them as "package.module:Name".
-
-
-def __getattr__(name: str):
-    # ``edgesim.sweep`` is the module edgesim/sweep.py, made callable: calling it is the API
-    # function above (a package attribute named like a submodule would be replaced by the
-    # module as soon as it is imported, so the two are one object).
-    if name == "sweep":
-        import importlib
-
-        return importlib.import_module("edgesim.sweep")
-    raise AttributeError(f"module 'edgesim' has no attribute {name!r}")

@@ -27,7 +27,7 @@ consistent with the claim, not a proof of it. With M runs per side the bound
 cannot exceed about ln((M/2) / ln(2 / (1 - confidence))): about 3.3 at
 M = 200 and 95%, so an audit can refute claims below that.
 
-The runs are a sweep (:func:`edgesim.sweep.run_sweep`): ``--workers`` and
+The runs are a sweep (:func:`edgesim.sweeps.run_sweep`): ``--workers`` and
 ``--scheduler`` work, and an interrupted audit resumes from its folder.
 """
 
@@ -42,7 +42,7 @@ import numpy as np
 from scipy.stats import beta as beta_dist
 
 from edgesim import scenario as scn
-from edgesim import sweep as sw
+from edgesim import sweeps as sw
 from edgesim.errors import ScenarioError
 
 

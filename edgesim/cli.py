@@ -168,7 +168,7 @@ def cmd_run(args) -> int:
     """``edgesim run``: run one scenario, print a summary, optionally write the JSON."""
     from edgesim import scenario as scn
     from edgesim.simulate import Simulation, run, to_json
-    from edgesim.sweep import write_atomic
+    from edgesim.sweeps import write_atomic
 
     try:
         prep = scn.prepare(args.scenario, args.set or [], args.seed)
@@ -248,7 +248,7 @@ def cmd_audit(args) -> int:
     import json
 
     from edgesim import audit as aud
-    from edgesim.sweep import write_atomic
+    from edgesim.sweeps import write_atomic
 
     try:
         base, plan = aud.audit_plan(args.scenario, args.set or [], args.runs)
@@ -324,7 +324,7 @@ def cmd_validate(args) -> int:
 def cmd_sweep(args) -> int:
     """``edgesim sweep``: run every run of a scenario's ``[sweep]``, appending to DIR/results.jsonl."""
     from edgesim import scenario as scn
-    from edgesim import sweep
+    from edgesim import sweeps as sweep
 
     try:
         plan = scn.load_sweep(args.scenario, args.set or [])
@@ -400,7 +400,7 @@ def cmd_sweep(args) -> int:
 
 def _records(folder: str):
     """Return the newest record per run of a sweep folder; ScenarioError if there is none."""
-    from edgesim import sweep
+    from edgesim import sweeps as sweep
 
     p = Path(folder)
     if not p.is_dir():
@@ -412,7 +412,7 @@ def _records(folder: str):
 
 def cmd_results(args) -> int:
     """``edgesim results``: flatten a sweep's records into a tidy CSV and/or Parquet table."""
-    from edgesim import sweep
+    from edgesim import sweeps as sweep
 
     try:
         rows = sweep.table(_records(args.folder), per_agent=args.per_agent)
@@ -438,7 +438,7 @@ def cmd_results(args) -> int:
 def cmd_plot(args) -> int:
     """``edgesim plot``: mean and spread over seeds of one column against another, as a PNG."""
     from edgesim import scenario as scn
-    from edgesim import sweep
+    from edgesim import sweeps as sweep
 
     try:
         problem = _check_output(args.output, "-o")

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from edgesim import __version__
 from edgesim.agents import Amplify, Population, make_strategy
 from edgesim.canary import Canary, make_canary
 from edgesim.learning.data import FederatedDataset, build_dataset
@@ -22,6 +21,7 @@ from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
 from edgesim.network.server import NetworkServer
 from edgesim.scenario import Scenario
+from edgesim.version import __version__
 
 EXACT_VCG_AUTO_MAX_K = 500
 EXACT_VCG_AUTO_MAX_K_RIDGE = 100_000

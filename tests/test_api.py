@@ -72,8 +72,10 @@ def test_sweep_records_are_this_plans_only(tmp_path):
     assert [(r["index"], r["result"]["seed"]) for r in res.records] == [(0, 2), (1, 0)]
 
 
-def test_sweep_is_also_the_module():
-    import edgesim.sweep as module
+def test_sweep_is_a_plain_function_beside_the_sweeps_module():
+    import inspect
 
-    assert edgesim.sweep is module and callable(module)
+    import edgesim.sweeps as module
+
+    assert inspect.isfunction(edgesim.sweep) and edgesim.sweep.__module__ == "edgesim"
     assert module.RESULTS == "results.jsonl"

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 import edgesim
-from edgesim import sweep as sw
+from edgesim import sweeps as sw
 from edgesim.cli import main
 
 #: The walkthrough module of docs/extending.md: a free-rider that saves compute and reports a scaled-down

@@ -85,7 +85,7 @@ def _first_points(path) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SWEEPS, ids=[p.stem for p in SWEEPS])
 def test_shipped_sweep_runs_reduced(path):
-    from edgesim import sweep
+    from edgesim import sweeps as sweep
 
     overrides = REDUCED.get(path.stem) or _first_points(path)
     plan = scenario.load_sweep(path, overrides + SMALLER)

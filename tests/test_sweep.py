@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from edgesim import progress
-from edgesim import sweep as sw
+from edgesim import sweeps as sw
 from edgesim.errors import ScenarioErrors
 from edgesim.mechanisms import register_mechanism
 from edgesim.mechanisms.fedavg import fedavg

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import edgesim
+from edgesim.check import MechanismCheckError
 from edgesim.mechanisms import MECHANISMS
 from edgesim.mechanisms.base import Outcome
-from edgesim.mechanisms.check import MechanismCheckError
 from edgesim.mechanisms.protocol import Gather
 from edgesim.scenario import BUILTIN_MECHANISMS
 

@@ -15,8 +15,8 @@ edgesim relies on:
    in the batched fidelity (the drivers are interchangeable).
 
 A failed check raises :class:`MechanismCheckError` naming the check and what
-was found. Pure mechanism layer: the network run goes through the scenario
-runner, which the check imports lazily.
+was found. It sits above the scenario runner (:mod:`edgesim.simulate`), which
+runs the mechanism in memory and over the network.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ import itertools
 
 import numpy as np
 
+from edgesim import scenario
 from edgesim.mechanisms.base import MECHANISMS, Outcome, make_mechanism, register_mechanism
 from edgesim.mechanisms.protocol import Gather
+from edgesim.simulate import Simulation
 
 _names = itertools.count()
 
@@ -103,9 +105,6 @@ def check_mechanism(mechanism, *, agents: int = 4, seed: int = 0) -> dict:
     "payments"}`` (steps yielded in one run; payments in loss units). Raises
     :class:`MechanismCheckError` at the first broken rule (module docstring).
     """
-    from edgesim import scenario
-    from edgesim.simulate import Simulation
-
     if isinstance(mechanism, str):
         if mechanism not in MECHANISMS:
             raise MechanismCheckError(f"no mechanism is registered as {mechanism!r}")

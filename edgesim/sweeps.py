@@ -60,15 +60,14 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edgesim import __version__
 from edgesim.errors import ScenarioError
 from edgesim.scenario import Scenario, SweepPlan, ensure_registered
+from edgesim.version import __version__
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
@@ -846,15 +845,3 @@ def save_figure(fig, path: str | Path) -> None:
     suffix = Path(path).suffix.lstrip(".").lower() or "png"
     fig.savefig(buf, format=suffix, dpi=120)
     write_atomic(path, buf.getvalue())
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable: ``edgesim.sweep(...)`` runs ``edgesim._sweep_api(...)``."""
-
-    def __call__(self, *args, **kwargs):
-        from edgesim import _sweep_api
-
-        return _sweep_api(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
