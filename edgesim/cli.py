@@ -127,6 +127,14 @@ def summary(result: dict) -> str:
         f"  communication {c['messages_down']} messages down ({c['bytes_down'] / 1e6:.3f} MB), "
         f"{c['messages_up']} up ({c['bytes_up'] / 1e6:.3f} MB)"
     )
+    net = result.get("network")
+    if net:
+        t = result["sim_time_s"]
+        lines.append(
+            f"  network       {net['fidelity']}: {t['total']:.3f} simulated s (phase I"
+            f" {t['phase1']:.3f} s, phase II {t['phase2']:.3f} s); {net['transmissions']}"
+            f" transmissions, {net['lost']} lost, {net['cut']} cut by a deadline"
+        )
     if any(x is None or x != 0 for x in result["payments"]):
         err = result.get("payment_error_max")
         err_s = f", max |P - P_VCG| = {err:.3e}" if err is not None else ""

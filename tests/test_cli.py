@@ -630,3 +630,21 @@ def test_summary_survives_every_number_being_null(amplify64):
     text = summary(nulled)
     assert "DIVERGED      Phase I" in text  # no model: w* was not finite
     assert "global loss -" in text and "gamma -" in text
+
+
+def test_quick_start_runs_over_a_wireless_cell_and_shows_simulated_time(tmp_path, capsys):
+    out = tmp_path / "q.json"
+    assert main(["run", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["network"]["fidelity"] == "events"
+    radio = result["scenario"]["network"]["radio"]
+    t, rounds = result["sim_time_s"], result["iterations"]["phase1"]
+    # every Phase I round is a downlink and an uplink, each at least the latency
+    assert t["phase1"] >= rounds * 2 * radio["latency_s"]
+    assert t["total"] == pytest.approx(t["phase1"] + t["phase2"])
+    assert f"{t['total']:.3f} simulated s" in text
+    # the same scenario in memory: the same rounds, no time
+    assert main(["run", "--set", "network.fidelity=none", "--json", str(out), "--quiet"]) == 0
+    memory = json.loads(out.read_text())
+    assert memory["iterations"]["phase1"] == rounds and memory["sim_time_s"]["total"] == 0
