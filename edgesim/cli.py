@@ -43,10 +43,14 @@ def _check_output(path: str, flag: str) -> ScenarioError | None:
 
 
 def _bar(args, label: str, total: int | None = None):
-    """Return a progress bar on stderr: drawn only on a terminal and without ``--quiet``."""
+    """Return a progress bar on stderr: drawn on a terminal, without ``--quiet``.
+
+    Off a terminal (a batch job, a pipe) it writes a plain progress line every 30 s
+    instead (phase, round, problem, elapsed), so a long run is never silent.
+    """
     from edgesim.progress import Bar
 
-    return Bar(total=total, label=label, enabled=False if args.quiet else None)
+    return Bar(total=total, label=label, enabled=False if args.quiet else None, log_interval_s=30.0)
 
 
 def _fmt(value, spec: str, missing: str = "-") -> str:

@@ -66,6 +66,9 @@ class Bar:
     line's first word; ``stream``: where to draw (default ``sys.stderr``);
     ``enabled``: None draws only on a terminal, False never, True always
     (tests); ``min_interval_s``: the least time between redraws, in seconds.
+    ``log_interval_s``: off a terminal (``enabled`` None and no terminal), write
+    the status as a plain line, with the time elapsed, every this many seconds
+    (None: stay silent), so that a long run in a batch job still says where it is.
     ``clock`` (seconds, monotonic) can be replaced in tests.
     """
 
@@ -77,9 +80,12 @@ class Bar:
         enabled: bool | None = None,
         min_interval_s: float = 0.1,
         clock=time.monotonic,
+        log_interval_s: float | None = None,
     ):
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = is_terminal(self.stream) if enabled is None else bool(enabled)
+        self.logging = enabled is None and not self.enabled and log_interval_s is not None
+        self.log_interval_s = log_interval_s
         self.label = label
         self.fields: dict = {"done": 0, "failed": 0, "total": total}
         self.min_interval_s = min_interval_s
@@ -143,7 +149,26 @@ class Bar:
         )
         return "  ".join(parts)
 
+    @property
+    def active(self) -> bool:
+        """Whether anything is shown: a drawn line, or log lines off a terminal."""
+        return self.enabled or self.logging
+
+    def _log(self) -> None:
+        now = self.clock()
+        if now - self.start < self.log_interval_s or now - self._last_draw < self.log_interval_s:
+            return
+        self._last_draw = now
+        try:
+            self.stream.write(f"edgesim: {self.text()}  elapsed {_duration(now - self.start)}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.logging = False
+
     def _draw(self, force: bool = False) -> None:
+        if self.logging:
+            self._log()
+            return
         if not self.enabled:
             return
         now = self.clock()
@@ -205,7 +230,7 @@ def active(bar: Bar | None) -> Iterator[Bar | None]:
     """
     global _current
     previous = _current
-    _current = bar if bar is not None and bar.enabled else None
+    _current = bar if bar is not None and bar.active else None
     try:
         yield bar
     finally:

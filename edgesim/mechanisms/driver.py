@@ -222,7 +222,11 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
             counters.transmissions_up += m
             counters.bytes_down += m * agent_side.download_bytes(step)
             counters.bytes_up += int(agent_side.upload_bytes(step, agents).sum())
-            progress.update(phase=step.phase, round=counters.rounds[step.phase])
+            progress.update(
+                phase=step.phase,
+                round=counters.rounds[step.phase],
+                problem=step.problem if step.problem >= 0 else None,
+            )
         return agent_side.answer(step, agents)
 
     outcome = drive(mechanism_gen, answer)

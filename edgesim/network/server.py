@@ -529,7 +529,11 @@ class NetworkServer:
             replies = self.side.answer(step, replied)
             if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
                 replies.missing = agents[~np.isin(agents, replied)]
-        progress.update(phase=step.phase, round=self.counters.rounds.get(step.phase, 0))
+        progress.update(
+            phase=step.phase,
+            round=self.counters.rounds.get(step.phase, 0),
+            problem=step.problem if step.problem >= 0 else None,
+        )
         return replies
 
     def run(self, mechanism_gen):
