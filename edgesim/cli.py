@@ -211,8 +211,22 @@ def cmd_run(args) -> int:
     from edgesim import progress
 
     try:
+        sim = Simulation(sc)
+        if args.dry_run or not args.quiet:
+            from edgesim.plan import describe, plan
+
+            expected = plan(sc, sim)
+            if args.dry_run:
+                print(describe(expected))
+                return 0
+            if expected["warn"]:
+                print(
+                    f"edgesim: warning: this run should take about"
+                    f" {expected['wall_time_s'] / 3600:.1f} hours (edgesim run --dry-run shows"
+                    " the plan)",
+                    file=sys.stderr,
+                )
         with progress.active(_bar(args, sc.name or "run")):
-            sim = Simulation(sc)
             result = run(sc, sim)
         text = to_json(result)
         trace_text = sim.last_trace.to_csv() if args.trace else None
@@ -513,7 +527,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", action="store_true", help="print nothing")
     r.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the rounds, messages, bytes and wall time the run implies, and stop",
+    )
     r.set_defaults(func=cmd_run)
+    pn = sub.add_parser(
+        "plan", help="what a run implies (rounds, messages, bytes, wall time) without running it"
+    )
+    pn.add_argument("scenario", nargs="?", help="scenario TOML file (default: the quick start)")
+    pn.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    pn.add_argument("--seed", type=int, help="override the seed")
+    pn.set_defaults(func=cmd_run, dry_run=True, quiet=False, json=None, trace=None, model=None,
+                    debug=False)  # fmt: skip
     a = sub.add_parser(
         "audit",
         help="audit a scenario's privacy claim: a lower bound on epsilon from neighbouring runs",

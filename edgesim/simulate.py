@@ -124,22 +124,8 @@ class Simulation:
         population = population or self.population
         rng = streams(sc.seed, audit_trial(sc))
         participants = population.participants()
-        if participants.size == 0:
-            raise ValueError("every agent opted out: nothing to federate")
-        design, L_g = self._federation(participants)
-        p = weights_for(sc.agents.weights, design.n_k)
-        mu = self.model.strong_convexity()
-        ctx = ServerContext(
-            self.model,
-            sc.mechanism,
-            p,
-            design.n_k,
-            self.data.d,
-            mu,
-            L_g,
-            self.model.init(self.data.d),
-            rng["server"],
-        )
+        ctx, design = self.server_context(participants, rng["server"])
+        p, mu, L_g = ctx.p, ctx.mu, ctx.L_g
         side = AgentSide(
             self.model,
             design,
@@ -164,7 +150,30 @@ class Simulation:
                 counters = server.counters
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side)
 
-    def _federation(self, participants: np.ndarray) -> tuple[Design, float]:
+    def server_context(
+        self, participants: np.ndarray, rng: np.random.Generator
+    ) -> tuple[ServerContext, Design]:
+        """Return the server's context for ``participants`` (and their design), drawing from ``rng``.
+
+        Raises ValueError when nobody participates.
+        """
+        if participants.size == 0:
+            raise ValueError("every agent opted out: nothing to federate")
+        design, L_g = self.federation(participants)
+        ctx = ServerContext(
+            self.model,
+            self.scenario.mechanism,
+            weights_for(self.scenario.agents.weights, design.n_k),
+            design.n_k,
+            self.data.d,
+            self.model.strong_convexity(),
+            L_g,
+            self.model.init(self.data.d),
+            rng,
+        )
+        return ctx, design
+
+    def federation(self, participants: np.ndarray) -> tuple[Design, float]:
         """Return the design of ``participants`` and its L_g, computed once per set.
 
         A best-response search reruns the mechanism many times on the same

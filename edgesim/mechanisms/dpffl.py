@@ -50,7 +50,8 @@ from edgesim.mechanisms.steps import step_size_phase1, step_size_phase2
 from edgesim.mechanisms.vcg import balanced_clusters, resolve_clusters
 
 
-def _rounds(ctx: ServerContext, eta1: float) -> tuple[int, int]:
+def rounds(ctx: ServerContext) -> tuple[int, int]:
+    """Return (T1, T2) as run: the configured ints, or Proposition 9's rule for "theory"."""
     cfg = ctx.cfg
     T1, T2 = cfg.phase1_rounds, cfg.phase2_rounds
     if "theory" in (T1, T2):
@@ -70,6 +71,13 @@ def _rounds(ctx: ServerContext, eta1: float) -> tuple[int, int]:
         T1 = T if T1 == "theory" else T1
         T2 = T if T2 == "theory" else T2
     return int(T1), int(T2)
+
+
+def cluster_count(ctx: ServerContext) -> int:
+    """Return the number L of clusters (Definition 2) that ``mechanism.clusters`` asks for."""
+    cfg = ctx.cfg
+    L_theory = theory.theorem3_clusters(ctx.K, ctx.L_g, _bounds(cfg)[0], ctx.mu, cfg.epsilon)
+    return resolve_clusters(cfg.clusters, ctx.K, L_theory)
 
 
 def _bounds(cfg) -> tuple[float, float]:
@@ -118,9 +126,8 @@ def dp_ffl(ctx: ServerContext):
     cfg = ctx.cfg
     K, p, rng = ctx.K, ctx.p, ctx.rng
     eta1 = step_size_phase1(ctx)
-    T1, T2 = _rounds(ctx, eta1)
-    L_theory = theory.theorem3_clusters(K, ctx.L_g, _bounds(cfg)[0], ctx.mu, cfg.epsilon)
-    L = resolve_clusters(cfg.clusters, K, L_theory)
+    T1, T2 = rounds(ctx)
+    L = cluster_count(ctx)
     clusters = balanced_clusters(K, L, rng)
     # With one cluster nobody is left to solve for (Definition 2): no Phase II, P_k = 0.
     problems = L if L > 1 else 0

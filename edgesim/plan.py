@@ -1,0 +1,235 @@
+"""Know before you run: the rounds, messages, bytes and wall time a scenario implies.
+
+:func:`plan` prepares the scenario's data and constants (as a run does), then
+predicts from the mechanism's own rules, without running it:
+
+- the rounds: T1 (as configured, or Theorem 1's rule from the first gradient
+  at w[0], or Proposition 9's for DP-FFL), T2 per Phase II problem (FFL's
+  Theorem 1 rule needs L_f = max_j |grad F_j(w*)|; the plan bounds it by the
+  gradients at w[0], so it predicts at least as many rounds), the clusters L;
+- the exchanges (one per ``Gather``) and the messages and bytes each way, from
+  the message formulas of the mechanism modules (``edgesim/mechanisms``) and
+  the sizes of :mod:`edgesim.mechanisms.protocol`;
+- on a network, the expected uplink transmissions: messages times
+  E[attempts] = (1 - q^(R+1)) / (1 - q) for independent (Bernoulli) loss q with
+  R retransmissions (capped ARQ);
+- the wall time of the mechanism: the gradient rounds times the time of one
+  all-agents gradient, measured here (best of three), plus the messages times
+  the driver's cost per message, measured by a short calibration (a few FedAvg
+  rounds on the same data and network). The references computed after the
+  run (exact VCG, local learning, a best-response search) are not included.
+
+With ``phase2_check = true`` FFL's problems run *at least* T2 rounds, then
+until the stopping rule holds: the plan says so. Lost replies do not change
+the messages sent (a lost reply is still a sent message); secure aggregation's
+key and share messages are counted by the network apart and not predicted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from edgesim import theory
+from edgesim.mechanisms.dpffl import cluster_count
+from edgesim.mechanisms.dpffl import rounds as dp_rounds
+from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, model_bytes, payload_bytes
+from edgesim.scenario import Scenario
+from edgesim.simulate import Simulation
+
+#: FedAvg rounds run on the scenario's own data and network to measure the cost per message.
+CALIBRATION_ROUNDS = 5
+#: A run whose estimate exceeds this warns before it starts (seconds).
+WARN_ABOVE_S = 3600.0
+
+
+def _gradient_time(sim: Simulation, ctx, design) -> float:
+    """Return the wall seconds of one all-agents gradient at w[0] (best of three)."""
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sim.model.agent_grads(ctx.w0, design)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _message_time(sim: Simulation, t_grad: float) -> float:
+    """Return the wall seconds per message (each way) of the scenario's network, measured.
+
+    Runs CALIBRATION_ROUNDS rounds of FedAvg on the same data and network and
+    takes away the gradients' share: what remains is the driver's cost per message.
+    """
+    sc = sim.scenario
+    mech = dataclasses.replace(
+        sc.mechanism, kind="fedavg", phase1_rounds=CALIBRATION_ROUNDS, eta1="theory"
+    )
+    short = Simulation(dataclasses.replace(sc, mechanism=mech), data=sim.data)
+    short._federations = sim._federations  # same data and model: reuse L_g
+    t0 = time.perf_counter()
+    run = short.run_mechanism()
+    elapsed = time.perf_counter() - t0
+    messages = run.counters.messages_down + run.counters.messages_up
+    return max(elapsed - CALIBRATION_ROUNDS * t_grad, 0.0) / max(messages, 1)
+
+
+def _phase1_rounds(sim: Simulation, ctx, design) -> int:
+    cfg = ctx.cfg
+    if cfg.phase1_rounds != "theory":
+        return int(cfg.phase1_rounds)
+    G = float(np.linalg.norm(sim.model.grad(ctx.w0, design, ctx.p))) / ctx.mu
+    return max(1, theory.phase1_rounds(ctx.K, G, cfg.theory_delta, ctx.mu, ctx.L_g))
+
+
+def _counts(sim: Simulation, ctx, design) -> dict:
+    """Return the rounds and the (gradient, loss) exchanges and messages of the mechanism."""
+    cfg, K = ctx.cfg, ctx.K
+    kind = cfg.kind
+    out: dict = {"T1": None, "T2": None, "problems": 0, "clusters": None, "notes": []}
+    if kind == "fedavg":
+        T1 = _phase1_rounds(sim, ctx, design)
+        out.update(T1=T1, grad=(T1, K * T1), loss=(0, 0, 0))
+    elif kind == "ffl":
+        T1 = _phase1_rounds(sim, ctx, design)
+        T2 = cfg.phase2_rounds
+        if T2 == "theory":
+            L_f = float(np.max(np.linalg.norm(sim.model.agent_grads(ctx.w0, design), axis=1)))
+            T2 = theory.phase2_rounds(K, L_f, cfg.theory_delta, ctx.mu, ctx.L_g, cfg.epsilon)
+            out["notes"].append("T2 from Theorem 1 with L_f bounded by the gradients at w[0]")
+        T2 = int(T2)
+        per = T2 - 1 if cfg.payment_rule == "paper" and not cfg.phase2_check else T2
+        problems = K if (K > 1 and T2 > 0) else 0
+        if cfg.phase2_check:
+            out["notes"].append("phase2_check: each problem runs at least T2 rounds (a minimum)")
+        exchanges = T1 + 1 + problems * max(per, 0)
+        messages = K * T1 + K + problems * (K - 1) * max(per, 0)
+        out.update(T1=T1, T2=T2, problems=problems, grad=(exchanges, messages), loss=(0, 0, 0))
+    elif kind == "dp-ffl":
+        T1, T2 = dp_rounds(ctx)
+        L = cluster_count(ctx)
+        problems = L if L > 1 else 0
+        out.update(T1=T1, T2=T2, problems=problems, clusters=L)
+        grad_msgs = K * T1 + (K * (L - 1) * T2 if problems else 0)
+        out["grad"] = (T1 + problems * T2, grad_msgs)
+        out["loss"] = (problems, problems * K, problems * K)  # with the reference model
+    elif kind == "vcg-federated":
+        T1 = _phase1_rounds(sim, ctx, design)
+        out.update(T1=T1, T2=T1, problems=K)
+        out["grad"] = (T1 + K * T1, K * T1 + K * (K - 1) * T1)
+        out["loss"] = (1 + K, K + K * (K - 1), 0)
+    elif kind in ("local", "vcg"):
+        out.update(grad=(0, 0), loss=(0, 0, 0))
+        if kind == "vcg":
+            out["data_upload"] = K
+    else:
+        out["notes"].append(f"mechanism {kind!r} is not built in: its messages are not predicted")
+        return out
+    return out
+
+
+def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
+    """Return what running ``scenario`` implies, without running it (module docstring).
+
+    Keys: ``mechanism``, ``K``, ``T1``, ``T2``, ``problems`` (Phase II problems),
+    ``clusters``, ``exchanges``, ``messages_down``, ``messages_up``,
+    ``bytes_down``, ``bytes_up`` (None for a mechanism that is not built in),
+    ``transmissions_up_expected`` (None when the loss model is not independent),
+    ``seconds_per_gradient`` (measured), ``wall_time_s`` (estimate), ``warn``
+    (the estimate exceeds :data:`WARN_ABOVE_S`) and ``notes``.
+    """
+    sim = sim or Simulation(scenario)
+    participants = sim.population.participants()
+    ctx, design = sim.server_context(participants, np.random.default_rng(scenario.seed))
+    c = _counts(sim, ctx, design)
+    if (
+        sim.population.assigned
+        and c["T1"] is not None
+        and scenario.mechanism.phase1_rounds == "theory"
+    ):
+        c["notes"].append("Theorem 1's T1 assumes truthful reports (strategies change it)")
+    n_params = ctx.w0.size
+    out = {
+        "mechanism": scenario.mechanism.kind,
+        "K": ctx.K,
+        "T1": c["T1"],
+        "T2": c["T2"],
+        "problems": c["problems"],
+        "clusters": c["clusters"],
+        "exchanges": None,
+        "messages_down": None,
+        "messages_up": None,
+        "bytes_down": None,
+        "bytes_up": None,
+        "transmissions_up_expected": None,
+        "notes": c["notes"],
+    }
+    t_grad = _gradient_time(sim, ctx, design)
+    out["seconds_per_gradient"] = t_grad
+    if "grad" not in c:
+        out["wall_time_s"] = None
+        out["warn"] = False
+        return out
+    g_ex, g_msg = c["grad"]
+    l_ex, l_msg, l_ref = c["loss"]
+    data_up = c.get("data_upload", 0)
+    messages = g_msg + l_msg + data_up
+    down = model_bytes(n_params) * (g_msg + l_msg) + FLOAT_BYTES * n_params * l_ref
+    down += HEADER_BYTES * data_up
+    up = payload_bytes("gradient", n_params) * g_msg + payload_bytes("loss", n_params) * l_msg
+    if data_up:
+        up += int(
+            (HEADER_BYTES + FLOAT_BYTES * design.n_k * (sim.data.d + 1)).sum()
+        )  # the central reference's data uploads
+    out.update(
+        exchanges=g_ex + l_ex + (1 if data_up else 0),
+        messages_down=messages,
+        messages_up=messages,
+        bytes_down=int(down),
+        bytes_up=int(up),
+    )
+    net = scenario.network
+    if net.fidelity != "none":
+        radio = net.radio
+        q = {"none": 0.0, "bernoulli": radio.loss_prob}.get(radio.loss)
+        if q is not None:
+            R = radio.arq_max_retries
+            attempts = float(R + 1) if q == 1.0 else (1.0 - q ** (R + 1)) / (1.0 - q)
+            out["transmissions_up_expected"] = messages * attempts
+        else:
+            out["notes"].append(f"loss model {radio.loss!r}: transmissions not predicted")
+    out["seconds_per_message"] = _message_time(sim, t_grad)
+    out["wall_time_s"] = g_ex * t_grad + 2 * messages * out["seconds_per_message"]
+    out["warn"] = out["wall_time_s"] > WARN_ABOVE_S
+    return out
+
+
+def describe(p: dict) -> str:
+    """Return the plan as a few readable lines (what ``edgesim plan`` prints)."""
+
+    def num(x, spec=",d"):
+        return "-" if x is None else format(x, spec)
+
+    lines = [f"plan: {p['mechanism']} with K = {p['K']} agents"]
+    rounds = f"  rounds        T1 = {num(p['T1'])}"
+    if p["T2"] is not None:
+        rounds += f", T2 = {num(p['T2'])} per Phase II problem, {p['problems']} problems"
+    if p["clusters"] is not None:
+        rounds += f" (L = {p['clusters']} clusters)"
+    lines.append(rounds)
+    lines.append(
+        f"  messages      {num(p['messages_down'])} each way in {num(p['exchanges'])} exchanges;"
+        f" {num(p['bytes_down'])} bytes down, {num(p['bytes_up'])} up"
+    )
+    if p["transmissions_up_expected"] is not None:
+        lines.append(f"  transmissions {p['transmissions_up_expected']:,.0f} uplink expected (ARQ)")
+    if p.get("wall_time_s") is not None:
+        lines.append(
+            f"  wall time     about {p['wall_time_s']:.3g} s (one all-agents gradient:"
+            f" {p['seconds_per_gradient'] * 1e3:.3g} ms)"
+        )
+    lines.extend(f"  note          {n}" for n in p["notes"])
+    if p.get("warn"):
+        lines.append(f"  WARNING       the estimate exceeds {WARN_ABOVE_S / 3600:g} hour")
+    return "\n".join(lines)

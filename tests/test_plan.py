@@ -1,0 +1,76 @@
+"""edgesim plan / run --dry-run: the predicted rounds and messages against what runs count."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgesim import plan as planner
+from edgesim import scenario
+from edgesim.cli import main
+from edgesim.simulate import run
+
+SMALL = [
+    "agents.count=6",
+    "agents.strategy=[]",
+    "data.samples=600",
+    "mechanism.phase2_check=false",
+    "output.local_baseline=false",
+]
+MEMORY = ["network.fidelity=none"]
+CELL = ["network.fidelity=events", "network.radio.resource_blocks=3", "network.radio.loss_prob=0"]
+LOSSY = [
+    "network.fidelity=events",
+    "network.radio.resource_blocks=3",
+    "network.radio.loss_prob=0.2",
+]
+
+
+@pytest.mark.parametrize(
+    "network", [[], CELL, LOSSY], ids=["memory", "lossless-cell", "lossy-cell"]
+)
+@pytest.mark.parametrize("rule", ["trapezoid", "paper"])
+def test_ffl_messages_are_predicted_within_ten_percent(network, rule):
+    sc = scenario.load(None, [*SMALL, *network, "mechanism.phase1_rounds=theory",
+                              f"mechanism.payment_rule={rule}"])  # fmt: skip
+    p = planner.plan(sc)
+    result = run(sc)
+    c = result["communication"]
+    if network is not LOSSY:  # a lost first-round reply changes Theorem 1's G
+        assert p["T1"] == result["iterations"]["phase1"]
+    for key in ("messages_down", "messages_up", "bytes_down", "bytes_up"):
+        assert p[key] == pytest.approx(c[key], rel=0.1), key
+    if network is not LOSSY:  # nothing lost: exact
+        assert (p["messages_down"], p["bytes_up"]) == (c["messages_down"], c["bytes_up"])
+    if network is not MEMORY:
+        assert p["transmissions_up_expected"] == pytest.approx(c["transmissions_up"], rel=0.1)
+    if network is LOSSY:  # 20 % loss, 3 retransmissions: E[attempts] = (1 - 0.2^4) / 0.8
+        assert p["transmissions_up_expected"] == pytest.approx(p["messages_up"] * 1.248)
+
+
+@pytest.mark.parametrize("kind", ["fedavg", "dp-ffl", "vcg-federated", "vcg", "local"])
+def test_other_mechanisms_messages_exact_in_memory(kind):
+    sc = scenario.load(None, [*SMALL, *MEMORY, f"mechanism.kind={kind}", "mechanism.phase1_rounds=20",
+                              "mechanism.phase2_rounds=3", "mechanism.clusters=3"])  # fmt: skip
+    p = planner.plan(sc)
+    c = run(sc)["communication"]
+    assert (p["messages_down"], p["messages_up"]) == (c["messages_down"], c["messages_up"])
+    assert (p["bytes_down"], p["bytes_up"]) == (c["bytes_down"], c["bytes_up"])
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["run", "--dry-run", "--json", str(out), "--set", "agents.count=4"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("plan: ffl with K = 4 agents") and "wall time" in text
+    assert not out.exists()
+    assert main(["plan", "--set", "mechanism.kind=fedavg"]) == 0
+    assert "plan: fedavg" in capsys.readouterr().out
+
+
+def test_a_run_longer_than_an_hour_warns_before_it_starts(monkeypatch, capsys):
+    monkeypatch.setattr(planner, "WARN_ABOVE_S", 0.0)
+    assert (
+        main(["run", "--set", "network.fidelity=none", "--set", "mechanism.phase1_rounds=5"]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "warning: this run should take about" in err
