@@ -21,7 +21,7 @@ def test_every_builtin_mechanism_passes(name):
 
 
 def _one_round(ctx):
-    r = yield Gather(ctx.w0, None, "gradient")
+    r = yield Gather(ctx.w0, ask="gradient")
     return Outcome(ctx.w0 - 0.1 * (ctx.p @ r.values), np.zeros(ctx.K), phase1_rounds=1)
 
 

@@ -133,7 +133,7 @@ def trivial_mechanism(rounds: int):
     """A mechanism generator asking every agent for a loss ``rounds`` times; returns None."""
     w = np.zeros(N_PARAMS)
     for _ in range(rounds):
-        yield Gather(w, None, "loss")
+        yield Gather(w, ask="loss")
     return None
 
 

@@ -242,15 +242,22 @@ def make_mechanism(name: str) -> Mechanism:
     return MECHANISMS[name]
 
 
-def weighted_total(replies: Replies, weights: np.ndarray, target: float) -> np.ndarray:
+def weighted_total(
+    replies: Replies, weights: np.ndarray, target: float, noise: Callable | None = None
+) -> np.ndarray:
     """Return sum_i w_i r_i over the repliers, rescaled to total weight ``target``.
 
     ``weights`` are the weights of the repliers (aligned with ``replies.agents``);
     when some agents did not reply, the sum is renormalised so it still
-    estimates the same objective (documented round policy).
+    estimates the same objective (documented round policy). ``noise``, when
+    given, maps the sum as aggregated to its noisy release *before* that
+    rescaling (DP-FFL's Gaussian mechanism: the rescaling is then
+    post-processing and the sensitivity stays the enforced one).
     """
     got = float(weights.sum())
     total = replies.total if replies.total is not None else weights @ replies.values
+    if noise is not None:
+        total = noise(total)
     if got == 0:
         return np.zeros_like(total)
     if got != target:

@@ -46,7 +46,7 @@ from edgesim.mechanisms.base import (
     secure_aggregation,
 )
 from edgesim.mechanisms.protocol import Gather
-from edgesim.mechanisms.steps import step_size_phase1, step_size_phase2
+from edgesim.mechanisms.steps import descend, step_size_phase1, step_size_phase2
 from edgesim.mechanisms.vcg import balanced_clusters, resolve_clusters
 
 
@@ -133,22 +133,16 @@ def dp_ffl(ctx: ServerContext):
     problems = L if L > 1 else 0
     sigma, sigma_p, releases = _noise(ctx, T1, T2, problems)
     secure = secure_aggregation(cfg)
-    d = ctx.w0.size
 
-    def noisy_descent(w, agents, weight, eta, T, phase, problem):
-        for _ in range(T):
-            r = yield Gather(w, agents, "gradient", phase, problem, p[agents] if secure else None)
-            # Noise on the sum as aggregated, then the rescaling for missing replies
-            # (post-processing: the sensitivity stays the enforced one).
-            got = float(p[r.agents].sum())
-            total = r.total if r.total is not None else p[r.agents] @ r.values
-            noisy = total + sigma * rng.standard_normal(d)
-            g = np.zeros(d) if got == 0 else noisy * (weight / got) if got != weight else noisy
-            w = w - eta * g
-        return w
+    def gaussian(total: np.ndarray) -> np.ndarray:
+        # Alg. 2: the securely aggregated sum plus N(0, sigma^2 I), before any rescaling
+        return total + sigma * rng.standard_normal(total.size)
 
     everyone = np.arange(K)
-    w_star = yield from noisy_descent(ctx.w0, everyone, 1.0, eta1, T1, "phase1", -1)
+    w_star, _, _ = yield from descend(
+        ctx, ctx.w0, agents=everyone, weight=1.0, eta=eta1, rounds=T1, phase="phase1",
+        noise=gaussian,
+    )  # fmt: skip
     payments = np.zeros(K)
     etas = []
     for l in range(L):
@@ -159,8 +153,13 @@ def dp_ffl(ctx: ServerContext):
             continue
         eta2 = step_size_phase2(ctx, weight)
         etas.append(eta2)
-        w_l = yield from noisy_descent(w_star, others, weight, eta2, T2, "phase2", l)
-        r = yield Gather(w_l, everyone, "loss_change", "phase2", l, reference=w_star)
+        w_l, _, _ = yield from descend(
+            ctx, w_star, agents=others, weight=weight, eta=eta2, rounds=T2, phase="phase2",
+            problem=l, noise=gaussian,
+        )  # fmt: skip
+        r = yield Gather(
+            w_l, agents=everyone, ask="loss_change", phase="phase2", problem=l, reference=w_star
+        )
         diff = np.zeros(K)
         diff[r.agents] = p[r.agents] * r.values  # p_j (F_j(w*) - F_j(w_l[T2]))
         total = diff.sum()

@@ -146,7 +146,7 @@ class AgentSide:
             return Replies(agents, data=self.design)
         if step.ask == "local_model":
             W, rounds = local_models(self.model, self.design, self.local_rounds)
-            return Replies(agents, values=W[agents], total=rounds)
+            return Replies(agents, values=W[agents], rounds=rounds)
         values = self.reports(step, agents)
         if step.aggregate is not None:
             total, _ = aggregate_plain(

@@ -263,7 +263,9 @@ class _Path:
                 self.errors.unreported(g)
                 t += 1
                 break
-            rep = yield Gather(w_next, self.others, "gradient", "phase2", problem=k)
+            rep = yield Gather(
+                w_next, agents=self.others, ask="gradient", phase="phase2", problem=k
+            )
             if rep.values is not None and rep.values.size:
                 norms = np.einsum("ij,ij->i", rep.values, rep.values)
                 self.L_f = max(self.L_f, float(np.sqrt(norms.max())))
@@ -301,7 +303,7 @@ def ffl(ctx: ServerContext):
         return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info=info)
 
     # Extra round: every agent's gradient at w*, shared by all Phase II problems.
-    r = yield Gather(w_star, None, "gradient", "phase1", problem=-1)
+    r = yield Gather(w_star, ask="gradient", phase="phase1")
     G0 = np.zeros((K, w_star.size))
     G0[r.agents] = r.values
     L_f = float(np.max(np.linalg.norm(r.values, axis=1))) if r.values.size else 0.0

@@ -14,9 +14,9 @@ def local(ctx: ServerContext):
     Returns an :class:`Outcome` whose ``local_models`` holds w_k^L (K, n_params)
     and whose ``model`` is their p-weighted average (reported, never used).
     """
-    r = yield Gather(None, None, "local_model", "phase1")
+    r = yield Gather(None, ask="local_model", phase="phase1")
     W = r.values
-    return Outcome(ctx.p @ W, np.zeros(ctx.K), local_models=W, info={"local_rounds": r.total})
+    return Outcome(ctx.p @ W, np.zeros(ctx.K), local_models=W, info={"local_rounds": r.rounds})
 
 
 register_mechanism("local", local)

@@ -15,7 +15,7 @@ phase, round, problem, agent id, payload length; 4 bytes each).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,9 @@ ASKS = ("gradient", "loss", "loss_change", "data", "local_model")
 @dataclass(frozen=True, eq=False)
 class Gather:
     """Send ``model`` to ``agents`` and collect one report from each.
+
+    Built with keywords after the model: ``Gather(w, agents=others, ask="gradient",
+    phase="phase2", problem=k)``.
 
     ``agents``: indices of the recipients (``None`` = every agent).
     ``ask``: what each agent reports: ``"gradient"`` (grad F_k(model)),
@@ -43,6 +46,7 @@ class Gather:
     """
 
     model: np.ndarray | None
+    _: KW_ONLY
     agents: np.ndarray | None = None
     ask: str = "gradient"
     phase: str = "phase1"
@@ -63,13 +67,16 @@ class Replies:
     messages or a deadline cuts agents). ``values``: their reports, (m, p) for
     gradients or (m,) for losses; ``None`` under secure aggregation, where only
     ``total`` (the weighted sum over the repliers) is known. ``data``: the
-    central design for ``ask="data"``.
+    central design for ``ask="data"``. ``rounds``: for ``ask="local_model"``,
+    the gradient steps of each agent's local learning. ``missing``: the
+    recipients whose replies did not arrive.
     """
 
     agents: np.ndarray
     values: np.ndarray | None = None
     total: np.ndarray | None = None
     data: object = None
+    rounds: object = None
     missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 

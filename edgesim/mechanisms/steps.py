@@ -27,6 +27,43 @@ def step_size_phase2(ctx: ServerContext, weight_others: float) -> float:
     return 1.0 / (weight_others * ctx.L_g) if eta == "theory" else float(eta)
 
 
+def descend(
+    ctx: ServerContext,
+    w: np.ndarray,
+    *,
+    agents: np.ndarray | None,
+    weight: float,
+    eta: float,
+    rounds: int,
+    phase: str,
+    problem: int = -1,
+    noise=None,
+):
+    """Gradient descent on sum_{j in agents} p_j F_j: ``rounds`` steps w <- w - eta g.
+
+    The one descent loop of the gradient mechanisms (FedAvg and FFL's Phase I,
+    vcg-federated's K + 1 trainings, DP-FFL's noisy rounds). A sub-generator
+    (``yield from``): each round is one ``Gather`` of the agents' gradients
+    (``agents`` None: everyone), summed securely when the mechanism aggregates
+    securely; ``weight`` is the objective's total weight (missing replies are
+    reweighted to it, :func:`~edgesim.mechanisms.base.weighted_total`) and
+    ``noise`` the optional hook applied to each aggregated sum (DP-FFL).
+    Returns ``(w, rounds run, diverged)``: it stops early, ``diverged`` true,
+    when the model stops being finite (a step too large for the reports).
+    """
+    p = ctx.p
+    secure = secure_aggregation(ctx.cfg)
+    weights = (p if agents is None else p[agents]) if secure else None
+    for t in range(rounds):
+        r = yield Gather(
+            w, agents=agents, ask="gradient", phase=phase, problem=problem, aggregate=weights
+        )
+        w = w - eta * weighted_total(r, p[r.agents], weight, noise)
+        if not np.all(np.isfinite(w)):
+            return w, t + 1, True
+    return w, rounds, False
+
+
 def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     """Alg. 1, lines 2-6: T1 rounds of w <- w - eta1 sum_k p_k grad F_k(w).
 
@@ -39,17 +76,16 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     w = ctx.w0
     T1 = ctx.cfg.phase1_rounds
     done = 0
-    weights = ctx.p if secure_aggregation(ctx.cfg) else None  # the server sees only the sum
-    if T1 == "theory":
-        r = yield Gather(w, None, "gradient", phase, aggregate=weights)
+    if T1 == "theory":  # Alg. 1, line 2 with Theorem 1: the first round also sets T1
+        weights = ctx.p if secure_aggregation(ctx.cfg) else None  # the server sees only the sum
+        r = yield Gather(w, ask="gradient", phase=phase, aggregate=weights)
         g = weighted_total(r, ctx.p[r.agents], 1.0)
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))
         w = w - eta1 * g
         done = 1
-    for t in range(done, int(T1)):
-        r = yield Gather(w, None, "gradient", phase, aggregate=weights)
-        w = w - eta1 * weighted_total(r, ctx.p[r.agents], 1.0)
-        if not np.all(np.isfinite(w)):
-            return w, t + 1, True  # the rounds actually run
-    return w, int(T1), False
+    # Alg. 1, lines 3-6: w[t+1] = w[t] - eta1 sum_k p_k grad F_k(w[t])
+    w, ran, diverged = yield from descend(
+        ctx, w, agents=None, weight=1.0, eta=eta1, rounds=int(T1) - done, phase=phase
+    )
+    return w, done + ran, diverged

@@ -159,7 +159,7 @@ def vcg(ctx: ServerContext):
     With ``mechanism.clusters`` below K it computes the scalable VCG payment
     (Definition 2) with L + 1 solves. Returns an :class:`Outcome`.
     """
-    r = yield Gather(None, None, "data", "phase1")
+    r = yield Gather(None, ask="data", phase="phase1")
     design = r.data
     setting = ctx.cfg.clusters
     L = ctx.K if setting in ("sqrt", "theory") else resolve_clusters(setting, ctx.K)

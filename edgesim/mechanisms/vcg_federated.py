@@ -23,11 +23,9 @@ from edgesim.mechanisms.base import (
     Outcome,
     ServerContext,
     register_mechanism,
-    secure_aggregation,
-    weighted_total,
 )
 from edgesim.mechanisms.protocol import Gather
-from edgesim.mechanisms.steps import run_phase1, step_size_phase1, step_size_phase2
+from edgesim.mechanisms.steps import descend, run_phase1, step_size_phase1, step_size_phase2
 
 
 def vcg_federated(ctx: ServerContext):
@@ -37,14 +35,13 @@ def vcg_federated(ctx: ServerContext):
     w_star, T1, diverged = yield from run_phase1(ctx, eta1)
     if diverged:
         return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info={"diverged": True})
-    r = yield Gather(w_star, None, "loss", "phase1", problem=-1)
+    r = yield Gather(w_star, ask="loss", phase="phase1")
     at_star = np.zeros(K)
     at_star[r.agents] = r.values
     replied_star = np.zeros(K, dtype=bool)
     replied_star[r.agents] = True
     payments = np.zeros(K)
     everyone = np.arange(K)
-    secure = secure_aggregation(ctx.cfg)
     diverged_runs = []
     for k in range(K):
         others = np.delete(everyone, k)
@@ -52,19 +49,14 @@ def vcg_federated(ctx: ServerContext):
         if weight == 0:
             continue  # a single agent: nobody else, P_k = 0
         eta = step_size_phase2(ctx, weight)
-        w = ctx.w0
-        for _ in range(T1):
-            g = yield Gather(
-                w, others, "gradient", "phase2", problem=k, aggregate=p[others] if secure else None
-            )
-            w = w - eta * weighted_total(g, p[g.agents], weight)
-            if not np.all(np.isfinite(w)):
-                break
-        if not np.all(np.isfinite(w)):
+        w, _, diverged_k = yield from descend(
+            ctx, ctx.w0, agents=others, weight=weight, eta=eta, rounds=T1, phase="phase2", problem=k
+        )
+        if diverged_k:
             payments[k] = np.nan
             diverged_runs.append(k)
             continue
-        r = yield Gather(w, others, "loss", "phase2", problem=k)
+        r = yield Gather(w, agents=others, ask="loss", phase="phase2", problem=k)
         # Sums over the agents that replied to both loss rounds (rescaled to weight 1 - p_k).
         a = r.agents[replied_star[r.agents]]
         v = r.values[replied_star[r.agents]]
