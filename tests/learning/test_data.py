@@ -551,7 +551,7 @@ def _fake_mirror(tmp_path, monkeypatch, arrays):
         blob = gzip.compress(_idx_bytes(a))
         blobs[stem + ".gz"] = blob
         table[key] = (stem, hashlib.sha256(blob).hexdigest(), len(blob))
-    monkeypatch.setattr(D, "MNIST_FILES", table)
+    monkeypatch.setattr(D.mnist, "MNIST_FILES", table)  # where download_mnist looks it up
     return blobs
 
 

@@ -1,0 +1,72 @@
+"""Federated datasets: per-agent train and test data, loaders and partitioners.
+
+A :class:`FederatedDataset` stores every agent's samples in one array with the
+rows grouped by agent (agent 0 first), so per-agent sums are segment sums over
+``offsets`` and never a Python loop over agents.
+
+:func:`build_dataset` turns a :class:`DataConfig` (the scenario's ``[data]``
+section) into a dataset. Sources: ``synthetic`` (Gaussian classes or
+per-agent linear models), ``paper-linear`` (the two-agent example of the
+paper's Fig. 1, slip 8 in docs/paper.md), ``npz`` (a user file), ``digits``
+(scikit-learn's 8x8 digits, an optional extra) and ``mnist`` (IDX files or a
+Keras-layout ``.npz``, optionally downloaded with checksum verification).
+Samples of the partitioned sources are split among agents by one of the
+vectorised partitioners (``iid``, ``label-skew`` of the paper's Sec. VII,
+``dirichlet``, ``quantity``); train and test data are split by the same rule,
+so an agent's test data looks like its training data (paper, Sec. VII).
+Every random draw comes from the ``numpy.random.Generator`` passed in.
+
+The package's modules, one job each:
+
+- :mod:`~edgesim.learning.data.dataset`: :class:`FederatedDataset`;
+- :mod:`~edgesim.learning.data.config`: :class:`DataConfig`, :class:`PartitionConfig`;
+- :mod:`~edgesim.learning.data.partition`: the partitioners;
+- :mod:`~edgesim.learning.data.sources`: synthetic, paper-linear, npz and digits;
+- :mod:`~edgesim.learning.data.mnist`: MNIST files, download and cache;
+- :mod:`~edgesim.learning.data.build`: :func:`build_dataset`.
+"""
+
+from __future__ import annotations
+
+from edgesim.learning.data.build import build_dataset
+from edgesim.learning.data.config import DataConfig, PartitionConfig
+from edgesim.learning.data.dataset import FederatedDataset
+from edgesim.learning.data.mnist import MNIST_FILES, MNIST_MIRRORS, download_mnist, read_idx
+from edgesim.learning.data.partition import (
+    apportion,
+    dirichlet_proportions,
+    ensure_min_samples,
+    partition_dirichlet,
+    partition_iid,
+    partition_label_skew,
+    partition_quantity,
+    quantity_weights,
+    split_by_proportions,
+)
+from edgesim.learning.data.sources import PAPER_LINEAR_TEST_SAMPLES as PAPER_LINEAR_TEST_SAMPLES
+from edgesim.learning.data.sources import SYNTHETIC_TEST_SAMPLES as SYNTHETIC_TEST_SAMPLES
+from edgesim.learning.data.sources import SYNTHETIC_TEST_TOTAL as SYNTHETIC_TEST_TOTAL
+from edgesim.learning.data.sources import _load_digits as _load_digits  # used by the tests
+from edgesim.learning.data.sources import _test_per_agent as _test_per_agent  # used by the tests
+from edgesim.learning.data.sources import paper_linear_noise
+
+__all__ = [
+    "MNIST_FILES",
+    "MNIST_MIRRORS",
+    "DataConfig",
+    "FederatedDataset",
+    "PartitionConfig",
+    "apportion",
+    "build_dataset",
+    "dirichlet_proportions",
+    "download_mnist",
+    "ensure_min_samples",
+    "paper_linear_noise",
+    "partition_dirichlet",
+    "partition_iid",
+    "partition_label_skew",
+    "partition_quantity",
+    "quantity_weights",
+    "read_idx",
+    "split_by_proportions",
+]

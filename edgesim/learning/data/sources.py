@@ -1,0 +1,299 @@
+"""Data sources that need no download: synthetic, paper-linear, npz and digits.
+
+``synthetic`` draws Gaussian classes or per-agent linear models,
+``paper-linear`` is the two-agent example of the paper's Fig. 1 (slip 8 in
+docs/paper.md), ``npz`` reads a user file and ``digits`` is scikit-learn's 8x8
+digits (an optional extra).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from edgesim.errors import ScenarioError
+from edgesim.learning.data._common import (
+    _as_labels,
+    _needs_classification,
+    _no_sklearn,
+    _one_line,
+    _too_few,
+)
+from edgesim.learning.data.dataset import FederatedDataset
+from edgesim.learning.data.partition import (
+    _assign,
+    _partition_text,
+    _partitioned,
+    apportion,
+    quantity_weights,
+)
+
+if TYPE_CHECKING:
+    from edgesim.learning.data.config import DataConfig
+
+#: Test samples per agent when ``data.test_samples = -1`` and the source is
+#: ``paper-linear`` (the test set estimates each agent's expected risk E_k).
+PAPER_LINEAR_TEST_SAMPLES = 10_000
+#: Synthetic sources with ``test_samples = -1``: this many test samples per
+#: agent, fewer when K is large so the whole test set stays within
+#: :data:`SYNTHETIC_TEST_TOTAL` rows.
+SYNTHETIC_TEST_SAMPLES = 200
+SYNTHETIC_TEST_TOTAL = 200_000
+
+
+def _test_per_agent(cfg: DataConfig, K: int) -> int:
+    if cfg.test_samples >= 0:
+        return int(cfg.test_samples)
+    if cfg.source == "paper-linear":
+        return PAPER_LINEAR_TEST_SAMPLES
+    return max(1, min(SYNTHETIC_TEST_SAMPLES, SYNTHETIC_TEST_TOTAL // max(K, 1)))
+
+
+_BLOCK_ROWS = 1 << 14
+
+
+def _gather_add(X: np.ndarray, table: np.ndarray, idx: np.ndarray) -> None:
+    """In place ``X[i] += table[idx[i]]``, in row blocks so temporaries stay small."""
+    for lo in range(0, X.shape[0], _BLOCK_ROWS):
+        X[lo : lo + _BLOCK_ROWS] += table[idx[lo : lo + _BLOCK_ROWS]]
+
+
+def _row_dots(X: np.ndarray, table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``out[i] = X[i] . table[idx[i]]``, shape (n,), in row blocks."""
+    out = np.empty(X.shape[0])
+    for lo in range(0, X.shape[0], _BLOCK_ROWS):
+        sl = slice(lo, lo + _BLOCK_ROWS)
+        out[sl] = np.einsum("ij,ij->i", X[sl], table[idx[sl]])
+    return out
+
+
+def _equal_sizes(n: int, K: int, rng: np.random.Generator) -> np.ndarray:
+    sizes = np.full(K, n // K, dtype=np.int64)
+    sizes[rng.permutation(K)[: n % K]] += 1
+    return sizes
+
+
+def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+    d, n, t = cfg.features, cfg.samples, _test_per_agent(cfg, K)
+    pcfg = cfg.partition
+    m = pcfg.min_samples
+    if n < m * K:
+        raise _too_few(n, K, m)
+    if task == "classification":
+        C = cfg.classes
+        means = cfg.separation * rng.standard_normal((C, d))
+        y = rng.integers(0, C, size=n)
+        X = rng.standard_normal((n, d))
+        _gather_add(X, means, y)
+        y_test = rng.integers(0, C, size=K * t)
+        X_test = rng.standard_normal((K * t, d))
+        _gather_add(X_test, means, y_test)
+        agent, agent_test = _assign(y, y_test, K, C, pcfg, rng)
+        text = (
+            f"synthetic classification: n={n}, d={d}, {C} classes, K={K}, "
+            f"partition {_partition_text(pcfg)}"
+        )
+        return FederatedDataset.from_arrays(
+            X, y, agent, K, C, X_test, y_test, agent_test, description=text
+        )
+    w0 = rng.standard_normal(d)
+    b0 = rng.standard_normal()
+    W = w0 + cfg.heterogeneity * rng.standard_normal((K, d))
+    M = 0.5 * rng.standard_normal((K, d))
+    if pcfg.kind == "quantity":
+        sizes = apportion(n, quantity_weights(K, pcfg.quantity_sigma, rng), m)
+        split = _partition_text(pcfg)
+    else:
+        sizes = _equal_sizes(n, K, rng)
+        split = "equal sizes"
+    parts = []
+    for agent in (np.repeat(np.arange(K, dtype=np.int64), sizes), np.repeat(np.arange(K), t)):
+        X = rng.standard_normal((agent.size, d))
+        _gather_add(X, M, agent)
+        y = _row_dots(X, W, agent) + b0
+        y += cfg.noise_std * rng.standard_normal(agent.size)
+        parts += [X, y, agent]
+    text = (
+        f"synthetic regression: n={n}, d={d}, K={K}, heterogeneity={cfg.heterogeneity:g}, "
+        f"noise_std={cfg.noise_std:g}, {split}"
+    )
+    X, y, agent, X_test, y_test, agent_test = parts
+    return FederatedDataset(X, y, agent, X_test, y_test, agent_test, K, 0, text)
+
+
+def paper_linear_noise(mean: float, variance: float, clip: float):
+    """The paper's label noise kappa (Fig. 1, slip 8 in docs/paper.md).
+
+    kappa ~ N(mean, variance) truncated to [-clip, clip] (``variance`` is the
+    variance, not the standard deviation).
+
+    Returns a frozen ``scipy.stats.truncnorm`` distribution (``.mean()``,
+    ``.var()``, ``.rvs(size, random_state=rng)``).
+    """
+    from scipy import stats
+
+    std = float(np.sqrt(variance))
+    a, b = (-clip - mean) / std, (clip - mean) / std
+    return stats.truncnorm(a, b, loc=mean, scale=std)
+
+
+def _paper_linear_needs_ridge() -> ScenarioError:
+    return ScenarioError(
+        "model.kind", "data.source = 'paper-linear' is a regression data set; use 'ridge'"
+    )
+
+
+def _paper_linear(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+    """Fig. 1: x ~ U[0, 1], y = -2 x + 1 + kappa; agent 0's kappa has mean ``mean_shift``."""
+    if task != "regression":
+        raise _paper_linear_needs_ridge()
+    if K != 2:
+        raise ScenarioError(
+            "agents.count", f"data.source = 'paper-linear' has 2 agents; got agents.count = {K}"
+        )
+    t = _test_per_agent(cfg, K)
+    noise = [
+        paper_linear_noise(mean, cfg.kappa_var, cfg.kappa_clip) for mean in (cfg.mean_shift, 0.0)
+    ]
+    out = []
+    for sizes in ([int(s) for s in cfg.paper_sizes], [t, t]):
+        xs, ys = [], []
+        for k in (0, 1):
+            x = rng.random(sizes[k])
+            kappa = noise[k].rvs(size=sizes[k], random_state=rng)
+            xs.append(x)
+            ys.append(-2.0 * x + 1.0 + kappa)
+        agent = np.repeat(np.arange(2, dtype=np.int64), sizes)
+        out += [np.concatenate(xs)[:, None], np.concatenate(ys), agent]
+    X, y, agent, X_test, y_test, agent_test = out
+    n1, n2 = cfg.paper_sizes
+    text = (
+        f"paper-linear (Fig. 1): n_1={n1}, n_2={n2}, mean={cfg.mean_shift:g}, "
+        f"kappa variance {cfg.kappa_var:g} truncated to +-{cfg.kappa_clip:g}"
+    )
+    return FederatedDataset(X, y, agent, X_test, y_test, agent_test, 2, 0, text)
+
+
+def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
+    """An npz file with X, y, agent [, X_test, y_test, agent_test] (the fixed keys of docs/scenarios.md)."""
+    if not cfg.path:
+        raise ScenarioError(
+            "data.path", "data.source = 'npz' needs data.path, a .npz file with arrays X, y, agent"
+        )
+    p = Path(cfg.path).expanduser()
+    if not p.is_file():
+        raise ScenarioError("data.path", f"npz file {str(p)!r} not found")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError, TypeError) as e:
+        raise ScenarioError("data.path", f"cannot read {p} as .npz: {_one_line(e)}") from None
+    missing = [k for k in ("X", "y", "agent") if k not in arrays]
+    if missing:
+        raise ScenarioError(
+            "data.path",
+            f"{p} lacks array(s) {', '.join(missing)} (has {', '.join(sorted(arrays)) or 'none'}); "
+            "need X (n x d), y (n), agent (n)",
+        )
+    test_keys = [k for k in ("X_test", "y_test", "agent_test") if k in arrays]
+    if test_keys and len(test_keys) != 3:
+        raise ScenarioError(
+            "data.path", f"{p}: give all of X_test, y_test, agent_test or none (has {test_keys})"
+        )
+    sets = [("", arrays["X"], arrays["y"], arrays["agent"])]
+    if test_keys:
+        sets.append(("_test", arrays["X_test"], arrays["y_test"], arrays["agent_test"]))
+    clean = []
+    d = None
+    for suffix, X, y, a in sets:
+        X, y, a = np.asarray(X), np.asarray(y), np.asarray(a)
+        if X.ndim == 1:
+            X = X[:, None]
+        if X.ndim != 2 or X.dtype.kind not in "iufb":
+            raise ScenarioError(
+                "data.path",
+                f"{p}: X{suffix} must be a numeric n x d array, got {X.dtype} {X.shape}",
+            )
+        if d is not None and X.shape[1] != d:
+            raise ScenarioError("data.path", f"{p}: X_test has {X.shape[1]} columns but X has {d}")
+        d = X.shape[1]
+        n = X.shape[0]
+        for name, v in ((f"y{suffix}", y), (f"agent{suffix}", a)):
+            if v.shape != (n,):
+                raise ScenarioError(
+                    "data.path", f"{p}: {name} has shape {v.shape}, expected ({n},) like X{suffix}"
+                )
+        X = X.astype(np.float64)
+        if not np.all(np.isfinite(X)):
+            raise ScenarioError("data.path", f"{p}: X{suffix} holds NaN or infinite values")
+        a_ok = a.dtype.kind in "iu" or (a.dtype.kind == "f" and bool(np.all(a == np.rint(a))))
+        if not a_ok:
+            raise ScenarioError(
+                "data.path", f"{p}: agent{suffix} must hold integer agent indices, got {a.dtype}"
+            )
+        a = a.astype(np.int64)
+        if a.size and a.min() < 0:
+            raise ScenarioError(
+                "data.path", f"{p}: agent{suffix} holds {a.min()}; agent indices start at 0"
+            )
+        if a.size and a.max() >= K:
+            raise ScenarioError(
+                "agents.count",
+                f"{p} assigns samples to agent {a.max()} but agents.count = {K} "
+                f"(agents 0..{K - 1})",
+            )
+        if task == "classification":
+            y = _as_labels(y, f"{p}: y{suffix}")
+        else:
+            if y.dtype.kind not in "iufb":
+                raise ScenarioError("data.path", f"{p}: y{suffix} must be numeric, got {y.dtype}")
+            y = y.astype(np.float64)
+            if not np.all(np.isfinite(y)):
+                raise ScenarioError("data.path", f"{p}: y{suffix} holds NaN or infinite values")
+        clean.append((X, y, a))
+    X, y, a = clean[0]
+    counts = np.bincount(a, minlength=K)
+    if a.size and a.max() + 1 < K:
+        raise ScenarioError(
+            "agents.count",
+            f"{p} holds agents 0..{a.max()} but agents.count = {K}; set agents.count = "
+            f"{a.max() + 1}",
+        )
+    if counts.min() == 0:
+        k = int(np.argmin(counts))
+        raise ScenarioError("data.path", f"{p}: agent {k} has no training samples")
+    n_classes = 0
+    if task == "classification":
+        n_classes = int(max(c[1].max(initial=0) for c in clean)) + 1
+        if n_classes < 2:
+            raise ScenarioError("data.path", f"{p}: classification needs at least 2 classes")
+    test = clean[1] if len(clean) > 1 else (None, None, None)
+    return FederatedDataset.from_arrays(
+        X, y, a, K, n_classes, *test, description=f"npz {p}: n={X.shape[0]}, d={X.shape[1]}, K={K}"
+    )
+
+
+def _load_digits(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+    """scikit-learn's 8x8 digits: pixels / 16 in [0, 1], random train/test split."""
+    _needs_classification("digits", task)
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise _no_sklearn() from None
+    bunch = load_digits()
+    X_all = np.asarray(bunch.data, dtype=np.float64) / 16.0
+    y_all = np.asarray(bunch.target, dtype=np.int64)
+    N = y_all.size
+    perm = rng.permutation(N)
+    n_test = round(cfg.test_fraction * N)
+    test, train = perm[:n_test], perm[n_test:]
+    if 0 < cfg.samples < train.size:
+        train = train[: cfg.samples]
+    if train.size < cfg.partition.min_samples * K:
+        raise _too_few(train.size, K, cfg.partition.min_samples)
+    return _partitioned(
+        cfg, K, rng, X_all[train], y_all[train], X_all[test], y_all[test], 10, "digits"
+    )
