@@ -59,7 +59,7 @@ MEANS = (0.1, 2.0)
 DELTA = 0.01  # the failure probability of Fig. 1(a)-(b)
 GAMMA_C = 3.0  # Fig. 1(c)
 # The paper-linear source's noiseless line y = -2 x + 1 (slope, intercept). edgesim writes it as
-# literals inside edgesim.learning.data._paper_linear (no module constant to import), so it is
+# literals inside edgesim.learning.data.sources._paper_linear (no module constant to import), so it is
 # repeated here; the noise law (kappa_var, kappa_clip) is read from the scenario's data section.
 MEAN_LINE = (-2.0, 1.0)
 DELTAS = np.geomspace(1e-4, 0.5, 25)
