@@ -37,13 +37,14 @@ tests.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
+
+from edgesim import arguments
 
 __all__ = [
     "Release",
@@ -63,33 +64,8 @@ __all__ = [
 # ---------------------------------------------------------------- validation
 
 
-def _real(name: str, value: object) -> float:
-    is_real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    x = float(value) if is_real else math.nan
-    if not math.isfinite(x):
-        raise ValueError(f"{name}: must be a finite real number, got {value!r}")
-    return x
-
-
-def _positive(name: str, value: object) -> float:
-    x = _real(name, value)
-    if x <= 0:
-        raise ValueError(f"{name}: must be > 0, got {value!r}")
-    return x
-
-
-def _nonnegative(name: str, value: object) -> float:
-    x = _real(name, value)
-    if x < 0:
-        raise ValueError(f"{name}: must be >= 0, got {value!r}")
-    return x
-
-
-def _int(name: str, value: object, lo: int) -> int:
-    is_int = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not is_int or int(value) < lo:
-        raise ValueError(f"{name}: must be an integer >= {lo}, got {value!r}")
-    return int(value)
+_real, _positive, _nonnegative = arguments.real, arguments.positive, arguments.nonnegative
+_int = arguments.integer
 
 
 def _alpha(alpha: object) -> float:

@@ -29,11 +29,12 @@ the non-i.i.d. parameter Delta of Sec. VII.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from edgesim import arguments
 
 __all__ = [
     "StepSizes",
@@ -64,53 +65,11 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------
-# validation helpers: every failure is a ValueError whose message starts with
-# the offending parameter's name.
+# validation: edgesim.arguments (a ValueError whose message starts with the name)
 
 
-def _real(name: str, value: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
-
-
-def _positive(name: str, value: float) -> float:
-    x = _real(name, value)
-    if not x > 0.0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return x
-
-
-def _nonnegative(name: str, value: float) -> float:
-    x = _real(name, value)
-    if not x >= 0.0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
-    return x
-
-
-def _open_unit(name: str, value: float) -> float:
-    x = _real(name, value)
-    if not 0.0 < x < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
-    return x
-
-
-def _count(name: str, value: int, minimum: int) -> int:
-    """An integer >= minimum; integral floats (10.0) are accepted."""
-    try:
-        n = operator.index(value)
-    except TypeError:
-        x = _real(name, value)
-        if not x.is_integer():
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
-        n = int(x)
-    if n < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(n)
+_real, _positive, _nonnegative = arguments.real, arguments.positive, arguments.nonnegative
+_open_unit, _count = arguments.open_unit, arguments.integer
 
 
 def _curvatures(mu: float, L_g: float) -> tuple[float, float]:
