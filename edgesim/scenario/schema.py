@@ -1,0 +1,125 @@
+"""The scenario schema: one frozen dataclass per TOML table, and :class:`Scenario`, the whole.
+
+Each key's type, default, range, allowed values and documentation are
+declared with :func:`edgesim.config.option`; a nested table is a
+:func:`edgesim.config.section`. Validation (:mod:`edgesim.scenario.validate`)
+and the key reference (:mod:`edgesim.scenario.reference`) read them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from edgesim.config import option, section
+from edgesim.learning.data import DataConfig
+from edgesim.mechanisms.base import MechanismConfig
+from edgesim.network.config import NetworkConfig
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The ``[model]`` table."""
+
+    kind: str = option("logistic", "model class", choices=("ridge", "logistic"))
+    l2: float = option(0.01, "L2 regularisation l2 of the per-sample loss (= mu)", gt=0.0)
+    intercept: bool = option(True, "append a constant 1 to x (regularised like the rest)")
+    smoothness: str = option(
+        "agent",
+        "how L_g is bounded: 'agent' (max_k top eigenvalue of F_k's curvature) or 'sample'"
+        " (the paper's per-sample bound, larger)",
+        choices=("agent", "sample"),
+    )
+
+
+@dataclass(frozen=True)
+class AgentsConfig:
+    """The ``[agents]`` table and its ``[[agents.strategy]]`` entries."""
+
+    count: int = option(10, "number of agents K", ge=1)
+    weights: str = option(
+        "equal", "weights p_k: 'equal' (1/K) or 'samples' (n_k/n)", choices=("equal", "samples")
+    )
+    strategy: list = option([], "[[agents.strategy]] tables: agent, kind, gamma, noise_std")
+
+
+@dataclass(frozen=True)
+class BestResponseConfig:
+    """The ``[best_response]`` table: search one agent's best amplification factor gamma."""
+
+    enabled: bool = option(False, "run the search after the main run")
+    agent: int = option(0, "the deviating agent", ge=0)
+    gamma_min: float = option(0.25, "lower end of the gamma bracket", gt=0.0)
+    gamma_max: float = option(64.0, "upper end of the gamma bracket", gt=0.0)
+    points: int = option(15, "log-spaced grid points before the bounded refinement", ge=3)
+    objective: str = option(
+        "overall",
+        "what the agent minimises: 'overall' (P_k + F_k(w*), Definition 1), 'overall-test'"
+        " (P_k + test loss) or 'test' (its test loss: expected risk estimate)",
+        choices=("overall", "overall-test", "test"),
+    )
+    xtol: float = option(1e-3, "tolerance of the refinement, in log(gamma)", gt=0.0)
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    """The ``[output]`` table."""
+
+    local_baseline: bool = option(
+        True, "train every agent's local model for local_loss (voluntary participation)"
+    )
+    model_weights: bool = option(
+        False,
+        "add model.weights: the final global model w* as nested lists in the model's shape"
+        " ((d',) ridge, (d', classes) logistic; the intercept last); for dp-ffl the noisy release",
+    )
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """The ``[audit]`` table: an empirical privacy audit (``edgesim audit``, :mod:`edgesim.audit`)."""
+
+    runs: int = option(
+        200,
+        "runs per side (on D and on its neighbour D'); the first half of each side chooses"
+        " the threshold, the second half measures it",
+        ge=4,
+    )
+    confidence: float = option(
+        0.95, "confidence of the Clopper-Pearson lower bound on epsilon", gt=0.0, lt=1.0
+    )
+    canary_norm: float = option(
+        50.0,
+        "the canary's per-sample gradient norm at w[0], in multiples of the clipping norm"
+        " (of gradient_bound when clipping is off)",
+        gt=0.0,
+    )
+    trial: int = option(
+        -1,
+        "set by edgesim audit: this run's trial, which seeds the server's noise afresh"
+        " (-1: not an audit run)",
+        ge=-1,
+    )
+    neighbour: bool = option(
+        False, "set by edgesim audit: run on D' (the canary replaces one sample of D)"
+    )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A whole validated scenario."""
+
+    seed: int = option(0, "seed of every random stream (data, server, agents)", ge=0)
+    name: str = option("", "a label copied to the output")
+    data: DataConfig = section(DataConfig, "the dataset and how it is split")
+    model: ModelConfig = section(ModelConfig, "the model and its loss")
+    agents: AgentsConfig = section(AgentsConfig, "the agents and their strategies")
+    mechanism: MechanismConfig = section(MechanismConfig, "the mechanism the server runs")
+    network: NetworkConfig = section(NetworkConfig, "the network driving the mechanism")
+    best_response: BestResponseConfig = section(BestResponseConfig, "a best-response search")
+    output: OutputConfig = section(OutputConfig, "what is computed for the output")
+    audit: AuditConfig = section(AuditConfig, "an empirical privacy audit (edgesim audit)")
+
+    def to_dict(self) -> dict:
+        """Return the resolved scenario (defaults filled in) as plain data."""
+        return dataclasses.asdict(self)

@@ -1,0 +1,329 @@
+"""Validation: raw TOML data checked key by key into a :class:`Scenario`, then across keys.
+
+Every value is checked against its field's metadata (type, range, allowed
+values); unknown keys get the closest valid name; rules that span several
+keys run last. Every error is collected, given its origin or file line,
+and reported in one pass (:func:`from_dict` raises them together).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from typing import Any
+
+from edgesim.agents import STRATEGIES, StrategyConfig
+from edgesim.errors import ScenarioError, ScenarioErrors
+from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
+from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES
+from edgesim.plugins import register_from_spec
+from edgesim.scenario.keys import Layer, _locate, _under
+from edgesim.scenario.schema import AgentsConfig, Scenario
+from edgesim.scenario.text import _allowed, _or_list, _range_text, _show, _suggest
+
+#: Built-in strategy kinds and the extra keys each one uses.
+_STRATEGY_PARAMS = {"truthful": (), "amplify": ("gamma",), "noisy": ("noise_std",), "opt-out": ()}
+
+
+def _kinds_of(annotation) -> tuple[type, ...]:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(annotation) if isinstance(a, type))
+    if isinstance(annotation, type):
+        return (annotation,)
+    return (origin,) if isinstance(origin, type) else (object,)
+
+
+def _matches(value, kind) -> bool:
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _check_value(key: str, value, f: dataclasses.Field, annotation) -> tuple[Any, str | None]:
+    """Check one value against its field's metadata; returns (value, None) or (None, problem)."""
+    meta = f.metadata
+    kinds = meta.get("kinds") or _kinds_of(annotation)
+    choices = meta.get("choices")
+    if not any(_matches(value, k) for k in kinds):
+        return None, f"expected {_allowed(kinds, choices)}, got {_show(value)}"
+    if float in kinds and int not in kinds and _matches(value, int):
+        value = float(value)
+    if isinstance(value, str) and choices is not None and value not in choices:
+        hint = _suggest(value, choices)
+        return None, f"{_show(value)} is not allowed{hint}; use {_allowed(kinds, choices)}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, f"must be a finite number, got {_show(value)}"
+    if _matches(value, float):
+        ok = all(
+            meta.get(bound) is None or test(value, meta[bound])
+            for bound, test in (
+                ("ge", lambda v, b: v >= b),
+                ("gt", lambda v, b: v > b),
+                ("le", lambda v, b: v <= b),
+                ("lt", lambda v, b: v < b),
+            )
+        )
+        if not ok:
+            return None, f"must be {_range_text(meta)}, got {_show(value)}"
+    return value, None
+
+
+def _unknown_key(prefix: str, key: str, fields) -> str:
+    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean '{prefix}{close[0]}'?"
+    return f"unknown key; keys here: {', '.join(fields)}"
+
+
+def _build(cls, raw: dict, prefix: str, errors: list[ScenarioError]):
+    """Build dataclass ``cls`` from ``raw``; bad values are reported and left at their defaults."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in raw.items():
+        path = f"{prefix}{key}"
+        if key not in fields:
+            errors.append(ScenarioError(path, _unknown_key(prefix, key, fields)))
+            continue
+        f = fields[key]
+        if f.metadata.get("section"):
+            if not isinstance(value, dict):
+                errors.append(ScenarioError(path, f"expected a table, got {_show(value)}"))
+                continue
+            kwargs[key] = _build(hints[key], value, f"{path}.", errors)
+            continue
+        if cls is AgentsConfig and key == "strategy":
+            kwargs[key] = _build_strategies(value, path, errors)
+            continue
+        checked, problem = _check_value(path, value, f, hints[key])
+        if problem:
+            errors.append(ScenarioError(path, problem))
+        else:
+            kwargs[key] = checked
+    return cls(**kwargs)
+
+
+def _build_strategies(value, path: str, errors) -> list:
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        errors.append(
+            ScenarioError(
+                path, f"expected [[agents.strategy]] tables (agent, kind, ...), got {_show(value)}"
+            )
+        )
+        return []
+    out = []
+    for i, table in enumerate(value):
+        key = f"{path}[{i}]"
+        for required, what in (
+            ("agent", "the index (from 0) of the agent playing this strategy"),
+            ("kind", f"the strategy: {', '.join(sorted(STRATEGIES))} or 'module:Class'"),
+        ):
+            if required not in table:
+                errors.append(ScenarioError(f"{key}.{required}", f"missing; give {what}"))
+        kind = table.get("kind")
+        if isinstance(kind, str) and kind in _STRATEGY_PARAMS:
+            for param, owner in (("gamma", "amplify"), ("noise_std", "noisy")):
+                if param in table and param not in _STRATEGY_PARAMS[kind]:
+                    errors.append(
+                        ScenarioError(
+                            f"{key}.{param}",
+                            f"only used by kind = {owner!r}, not by kind = {kind!r}; remove it",
+                        )
+                    )
+        out.append(_build(StrategyConfig, table, f"{key}.", errors))
+    return out
+
+
+def ensure_registered(sc: Scenario) -> None:
+    """Register the ``"module:Name"`` strategy and mechanism kinds ``sc`` uses, in this process.
+
+    Validation registers them where the scenario was loaded; a worker process
+    that receives an already-validated scenario (a Dask worker, say) calls
+    this before running it. Returns nothing; raises :class:`ScenarioError`
+    when an import fails there.
+    """
+    errors = [
+        *(
+            err
+            for i, s in enumerate(sc.agents.strategy)
+            for err in register_from_spec(s.kind, f"agents.strategy[{i}].kind", STRATEGIES)
+        ),
+        *register_from_spec(sc.mechanism.kind, "mechanism.kind", MECHANISMS),
+        *sc.network.register_plugins(),
+    ]
+    if errors:
+        raise errors[0]
+
+
+def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: False) -> None:
+    """Append the errors of rules that span several keys.
+
+    ``bad(*keys)`` is true when one of ``keys`` already has an error: a rule
+    reading such a key is skipped (its value is only a stand-in default).
+    """
+    K = sc.agents.count
+    for i, s in enumerate(sc.agents.strategy):
+        key = f"agents.strategy[{i}]"
+        if not bad("agents.count", f"{key}.agent") and s.agent >= K:
+            errors.append(
+                ScenarioError(
+                    f"{key}.agent", f"must be < agents.count = {K} (0..{K - 1}), got {s.agent}"
+                )
+            )
+        if bad(f"{key}.kind") or s.kind in STRATEGIES:
+            continue
+        if ":" in s.kind:
+            errors.extend(register_from_spec(s.kind, f"{key}.kind", STRATEGIES))
+        else:
+            allowed = ", ".join(repr(k) for k in sorted(STRATEGIES))
+            hint = _suggest(s.kind, STRATEGIES)
+            errors.append(
+                ScenarioError(
+                    f"{key}.kind",
+                    f"unknown strategy {s.kind!r}{hint}; use {allowed} or 'module:Class'",
+                )
+            )
+    if not any(bad(f"agents.strategy[{i}].agent") for i in range(len(sc.agents.strategy))):
+        agents = [s.agent for s in sc.agents.strategy]
+        dup = sorted({a for a in agents if agents.count(a) > 1})
+        if dup:
+            errors.append(
+                ScenarioError("agents.strategy", f"agent(s) {dup} given more than one strategy")
+            )
+        if not bad("agents.count", "agents.strategy"):
+            out = {s.agent for s in sc.agents.strategy if s.kind == "opt-out"}
+            if K >= 1 and out >= set(range(K)):
+                errors.append(
+                    ScenarioError(
+                        "agents.strategy", "every agent opts out: at least one must participate"
+                    )
+                )
+    m = sc.mechanism
+    if not bad("mechanism.kind") and m.kind not in MECHANISMS:
+        if ":" in m.kind:
+            errors.extend(register_from_spec(m.kind, "mechanism.kind", MECHANISMS))
+        else:
+            allowed = ", ".join(repr(k) for k in sorted(MECHANISMS))
+            hint = _suggest(m.kind, MECHANISMS)
+            errors.append(
+                ScenarioError(
+                    "mechanism.kind",
+                    f"unknown mechanism {m.kind!r}{hint}; use {allowed} or 'module:function'",
+                )
+            )
+    for key, kinds, what in (
+        ("clip_norm", CLIPS_GRADIENTS, "gradient reports"),
+        ("loss_bound", CLIPS_LOSSES, "loss reports"),
+    ):
+        value = getattr(m, key)
+        if bad("mechanism.kind", f"mechanism.{key}") or isinstance(value, str):
+            continue
+        if m.kind in BUILTIN_MECHANISMS and m.kind not in kinds:
+            errors.append(
+                ScenarioError(
+                    f"mechanism.{key}",
+                    f"mechanism {m.kind!r} sends no {what} to clip; set it for"
+                    f" {_or_list([repr(k) for k in kinds])}, or leave it 'auto'",
+                )
+            )
+    if not bad("mechanism.clusters", "agents.count"):
+        if isinstance(m.clusters, int) and m.clusters > K:
+            errors.append(
+                ScenarioError(
+                    "mechanism.clusters", f"must be <= agents.count = {K}, got {m.clusters}"
+                )
+            )
+    br = sc.best_response
+    if br.enabled and not bad("best_response"):
+        if not bad("agents.count") and br.agent >= K:
+            errors.append(
+                ScenarioError(
+                    "best_response.agent",
+                    f"must be < agents.count = {K} (0..{K - 1}), got {br.agent}",
+                )
+            )
+        if br.gamma_min >= br.gamma_max:
+            errors.append(
+                ScenarioError(
+                    "best_response.gamma_max",
+                    f"must exceed best_response.gamma_min = {br.gamma_min:g}, got {br.gamma_max:g}",
+                )
+            )
+    if not bad("data.source", "model.kind"):
+        if sc.data.source == "paper-linear" and sc.model.kind != "ridge":
+            errors.append(
+                ScenarioError(
+                    "model.kind",
+                    f"data.source 'paper-linear' is regression: use 'ridge', got {sc.model.kind!r}",
+                )
+            )
+        if sc.data.source in ("digits", "mnist") and sc.model.kind != "logistic":
+            errors.append(
+                ScenarioError(
+                    "model.kind",
+                    f"data.source {sc.data.source!r} is classification: use 'logistic',"
+                    f" got {sc.model.kind!r}",
+                )
+            )
+    if not bad("data", "agents.count"):
+        errors.extend(sc.data.cross_check(K))
+    if not bad("network", "agents.count"):
+        errors.extend(sc.network.cross_check(K))
+
+
+def _format_errors(
+    errors: list[ScenarioError], layers: list[Layer], origins: dict[str, str]
+) -> list[ScenarioError]:
+    """Give each error its origin or file line, one-line text, and sort them by file and line."""
+    rank = {id(layer): i for i, layer in enumerate(reversed(layers))}  # the scenario file first
+    keyed = []
+    for i, e in enumerate(errors):
+        where = next((o for k, o in origins.items() if _under(e.key, k)), None)
+        layer, line = (None, None) if where else _locate(layers, e.key)
+        e.line = line
+        e.file = layer.path if layer is not None and line is not None else None
+        e.message = " ".join(str(e.message).split())
+        if where:
+            e.args = (f"{e.key} (from {where}): {e.message}",)
+        elif line is not None:
+            e.args = (f"{e.key} ({layer.label}line {line}): {e.message}",)
+        else:
+            e.args = (f"{e.key}: {e.message}",)
+        keyed.append(((line is None, rank.get(id(layer), 0), line or 0, i), e))
+    return [e for _, e in sorted(keyed, key=lambda t: t[0])]
+
+
+def _validate(
+    raw: dict, layers: list[Layer], origins: dict[str, str]
+) -> tuple[Scenario, list[ScenarioError]]:
+    """Build a Scenario from ``raw``; returns it and the formatted errors (empty when valid)."""
+    errors: list[ScenarioError] = []
+    sc = _build(Scenario, raw, "", errors)
+    keys = [e.key for e in errors]
+    _cross_check(sc, errors, lambda *ks: any(_under(k, e) for k in ks for e in keys))
+    return sc, (_format_errors(errors, layers, origins) if errors else [])
+
+
+def from_dict(raw: dict) -> Scenario:
+    """Validate plain data into a :class:`Scenario`; raises ScenarioErrors with every problem.
+
+    No ``include`` and no file lines (see :func:`load` for files and dicts with ``include``).
+    """
+    sc, errors = _validate(raw, [], {})
+    if errors:
+        raise ScenarioErrors(errors)
+    return sc
+
+
+def _no_line(err: ScenarioError) -> ScenarioError:
+    """Mark ``err`` as having no line in the scenario file (``err.line = None``)."""
+    err.line = None
+    return err
