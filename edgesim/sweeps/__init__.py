@@ -1,0 +1,115 @@
+"""Sweeps: many runs on a ``concurrent.futures`` Executor, recorded so that nothing is lost.
+
+This module is callable: ``edgesim.sweep(scenario, out_dir, workers=..., ...)``
+is the Python API's sweep (see ``edgesim._sweep_api``), returning an
+``edgesim.SweepResult``.
+
+A sweep directory holds:
+
+- ``results.jsonl``: one JSON object per finished run, appended as the run
+  finishes, in completion order. A record is
+  ``{"run_id", "index", "values", "status", "error"?, "elapsed_s", "finished", "result"?}``:
+  ``run_id`` (16 hex digits of a SHA-256 of the resolved scenario, seed
+  included), ``index`` (the run's place in the sweep's cartesian product),
+  ``values`` (the swept keys and their values), ``status`` (``"ok"`` or
+  ``"failed"``), ``error`` (failures: ``"Type: message"`` on one line, with
+  ``traceback`` beside it), ``elapsed_s`` (wall seconds the run took),
+  ``finished`` (UTC time) and ``result`` (successes: the full output of
+  ``edgesim run --json``, the same object; ``json.loads`` then
+  :func:`edgesim.simulate.to_json` gives that file byte for byte).
+  Each record is one line written by a single ``os.write`` on a file opened
+  with ``O_APPEND``, then ``fsync``: a crash leaves at most a partial last
+  line, which the next start cuts off.
+- ``manifest.json``: the scenario (path, text of every file, overrides),
+  the swept keys, the number of runs, and per session the edgesim version,
+  git revision, executor and start/finish times (UTC). Written atomically.
+
+Rerunning the same sweep resumes it: runs whose id is already recorded are
+skipped (failed ones too, unless ``retry_failed``; then the newest record of
+a run is the one that counts). An interrupt (Ctrl-C, SIGTERM) stops
+submitting, records the runs that already finished, cancels the rest and
+returns; nothing finished is lost and nothing is half-written.
+
+Executors: a local process pool (the default, ``workers`` processes), an
+in-process one (``workers=0``, for debugging and small tests), or a Dask
+distributed cluster (``scheduler="tcp://host:8786"``, through
+``Client(address).get_executor()``). Every run is a pure function of its
+scenario, so the per-run JSON is byte-identical whichever executes it.
+
+Runs whose strategy or mechanism is named ``"module:Name"`` are imported
+again in each worker, which therefore needs that module on its path. Names
+registered at run time with :func:`edgesim.register_strategy` reach forked
+local workers, but not Dask workers: use ``"module:Name"`` there.
+
+The package, one job a module: :mod:`~edgesim.sweeps.worker` (one run in a
+worker: ``execute``, ``result_json``), :mod:`~edgesim.sweeps.executors`
+(executors and signals), :mod:`~edgesim.sweeps.store` (the sweep folder's
+files and lock), :mod:`~edgesim.sweeps.runner` (``run_sweep``),
+:mod:`~edgesim.sweeps.tables` (rows, CSV, Parquet), :mod:`~edgesim.sweeps.plots`
+and :mod:`~edgesim.sweeps.errors` (``SweepError``). Every name is also here,
+as ``edgesim.sweeps.NAME``.
+"""
+
+from __future__ import annotations
+
+from edgesim.sweeps.errors import SweepError
+from edgesim.sweeps.executors import ExecutorHandle, InlineExecutor, make_executor, threading_main
+from edgesim.sweeps.executors import _ignore_sigint as _ignore_sigint
+from edgesim.sweeps.executors import _raise_interrupt as _raise_interrupt
+from edgesim.sweeps.executors import _stop_pool as _stop_pool
+from edgesim.sweeps.plots import _check_column as _check_column
+from edgesim.sweeps.plots import _number as _number
+from edgesim.sweeps.plots import _order as _order
+from edgesim.sweeps.plots import plot, save_figure
+from edgesim.sweeps.runner import SweepSummary, run_sweep
+from edgesim.sweeps.runner import _drive as _drive
+from edgesim.sweeps.store import _HELD as _HELD
+from edgesim.sweeps.store import (
+    LOCK,
+    MANIFEST,
+    RESULTS,
+    git_revision,
+    latest,
+    load_records,
+    read_records,
+    write_atomic,
+)
+from edgesim.sweeps.store import _Appender as _Appender
+from edgesim.sweeps.store import _locked as _locked
+from edgesim.sweeps.store import _now as _now
+from edgesim.sweeps.store import _scenario_files as _scenario_files
+from edgesim.sweeps.store import _update_manifest as _update_manifest
+from edgesim.sweeps.tables import _SKIP as _SKIP
+from edgesim.sweeps.tables import _cell as _cell
+from edgesim.sweeps.tables import _csv_text as _csv_text
+from edgesim.sweeps.tables import _flatten as _flatten
+from edgesim.sweeps.tables import _scalar as _scalar
+from edgesim.sweeps.tables import columns_of, csv_text, table, write_csv, write_parquet
+from edgesim.sweeps.worker import execute, result_json
+
+__all__ = [
+    "LOCK",
+    "MANIFEST",
+    "RESULTS",
+    "ExecutorHandle",
+    "InlineExecutor",
+    "SweepError",
+    "SweepSummary",
+    "columns_of",
+    "csv_text",
+    "execute",
+    "git_revision",
+    "latest",
+    "load_records",
+    "make_executor",
+    "plot",
+    "read_records",
+    "result_json",
+    "run_sweep",
+    "save_figure",
+    "table",
+    "threading_main",
+    "write_atomic",
+    "write_csv",
+    "write_parquet",
+]

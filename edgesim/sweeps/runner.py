@@ -1,0 +1,235 @@
+"""The sweep: submit the runs not yet recorded, record each as it finishes, stop cleanly."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import json
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edgesim.scenario import SweepPlan
+from edgesim.sweeps.errors import SweepError
+from edgesim.sweeps.executors import (
+    ExecutorHandle,
+    _raise_interrupt,
+    _stop_pool,
+    make_executor,
+    threading_main,
+)
+from edgesim.sweeps.store import (
+    RESULTS,
+    _Appender,
+    _locked,
+    _now,
+    _scenario_files,
+    _update_manifest,
+    git_revision,
+    read_records,
+)
+from edgesim.sweeps.worker import execute
+from edgesim.version import __version__
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep session did: run counts, whether it was interrupted, and the records.
+
+    ``total``: runs in the sweep; ``skipped``: already recorded; ``ok``,
+    ``failed``: finished now; ``interrupted``: stopped early (runs left
+    for the next session); ``records``: the records written now (when
+    ``keep``); ``repaired_bytes``: partial last line cut from the file.
+    """
+
+    total: int = 0
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    duplicates: int = 0
+    repaired_bytes: int = 0
+    executor: str = ""
+    records: list = field(default_factory=list)
+
+    @property
+    def remaining(self) -> int:
+        """Runs neither recorded before nor finished now."""
+        return self.total - self.skipped - self.duplicates - self.ok - self.failed
+
+
+def run_sweep(
+    plan: SweepPlan,
+    out_dir: str | Path | None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    executor: cf.Executor | None = None,
+    bar=None,
+    retry_failed: bool = False,
+    keep: bool = False,
+    manifest: dict | None = None,
+    on_record: Callable[[dict], None] | None = None,
+) -> SweepSummary:
+    """Run every run of ``plan`` not yet recorded in ``out_dir``; returns a :class:`SweepSummary`.
+
+    ``out_dir`` None records nothing on disk (``keep=True`` then returns the
+    records). ``executor``: one the caller owns (left open), else one made
+    from ``workers``/``scheduler`` (see :func:`make_executor`). ``bar``: a
+    :class:`edgesim.progress.Bar`. ``manifest``: extra fields for
+    ``manifest.json`` (the CLI passes the scenario path and overrides).
+    Ctrl-C stops cleanly (``summary.interrupted``); failed runs do not stop it.
+    """
+    summary = SweepSummary(total=len(plan.runs))
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise SweepError("-o", f"{out} exists and is not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+    with _locked(out) if out is not None else contextlib.nullcontext():
+        done: set[str] = set()
+        if out is not None:
+            old, summary.repaired_bytes = read_records(out)
+            newest = {r["run_id"]: r for r in old}
+            done = {k for k, r in newest.items() if r.get("status") == "ok" or not retry_failed}
+        todo, seen = [], set()
+        for run in plan.runs:
+            rid = run.run_id
+            if rid in done:
+                summary.skipped += 1
+            elif rid in seen:
+                summary.duplicates += 1
+            else:
+                seen.add(rid)
+                todo.append((rid, run))
+        handle = (
+            ExecutorHandle(executor, 2 * (os.cpu_count() or 1), type(executor).__name__)
+            if executor is not None
+            else (make_executor(workers, scheduler) if todo else None)
+        )
+        summary.executor = handle.label if handle else ""
+        session = {
+            "id": uuid.uuid4().hex[:12],
+            "started": _now(),
+            "edgesim_version": __version__,
+            "git": git_revision(),
+            "executor": summary.executor,
+            "python": sys.version.split()[0],
+            "runs_total": summary.total,
+            "runs_skipped": summary.skipped,
+        }
+        base = {
+            "edgesim_version": __version__,
+            "git_revision": session["git"]["revision"],
+            **(manifest or {}),
+            "swept_keys": plan.keys,
+            "runs": summary.total,
+        }
+        if out is not None:
+            base.setdefault("scenario_files", _scenario_files(plan))
+            _update_manifest(out, base, session)
+        if bar is not None:
+            bar.update(total=len(todo), done=0, failed=0)
+        appender = _Appender(out / RESULTS) if out is not None else None
+        try:
+            if todo:
+                _drive(handle, todo, appender, summary, bar, keep, on_record)
+        finally:
+            if appender is not None:
+                appender.close()
+            if handle is not None and handle.close is not None:
+                with contextlib.suppress(Exception):
+                    handle.close()
+            if out is not None:
+                session.update(
+                    finished=_now(),
+                    runs_ok=summary.ok,
+                    runs_failed=summary.failed,
+                    interrupted=summary.interrupted,
+                )
+                _update_manifest(out, base, session)
+    return summary
+
+
+def _drive(handle, todo, appender, summary, bar, keep, on_record) -> None:
+    """Submit runs with at most ``handle.slots`` in flight; record each as it finishes."""
+    ex = handle.executor
+    queue = iter(todo)
+    pending: dict[cf.Future, tuple[str, object]] = {}
+
+    def record(fut: cf.Future, rid: str, run) -> None:
+        try:
+            out = fut.result()
+        except Exception as err:  # the worker died or the executor lost it
+            out = {
+                "status": "failed",
+                "error": f"{type(err).__name__}: {' '.join(str(err).split())}",
+                "elapsed_s": None,
+            }
+        head = {
+            "run_id": rid,
+            "index": run.index,
+            "values": run.values,
+            "status": out["status"],
+        }
+        if out["status"] != "ok":
+            head["error"] = out["error"]
+            head["traceback"] = out.get("traceback")
+        head["elapsed_s"] = out.get("elapsed_s")
+        head["finished"] = _now()
+        text = out.get("result") if out["status"] == "ok" else None
+        if appender is not None:
+            appender.write(head, text)
+        if out["status"] == "ok":
+            summary.ok += 1
+        else:
+            summary.failed += 1
+        if keep or on_record is not None:
+            rec = dict(head)
+            if text is not None:
+                rec["result"] = json.loads(text)
+            if keep:
+                summary.records.append(rec)
+            if on_record is not None:
+                on_record(rec)
+        if bar is not None:
+            bar.advance(failed=out["status"] != "ok")
+
+    previous = None
+    if threading_main():
+        previous = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        try:
+            while True:
+                while len(pending) < handle.slots:
+                    nxt = next(queue, None)
+                    if nxt is None:
+                        break
+                    rid, run = nxt
+                    pending[ex.submit(execute, run.scenario)] = (rid, run)
+                if not pending:
+                    break
+                finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    rid, run = pending.pop(fut)
+                    record(fut, rid, run)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            for fut in list(pending):
+                if fut.done() and not fut.cancelled():
+                    rid, run = pending.pop(fut)
+                    with contextlib.suppress(Exception, KeyboardInterrupt):  # a second Ctrl-C
+                        record(fut, rid, run)
+            for fut in pending:
+                fut.cancel()
+            if isinstance(ex, cf.ProcessPoolExecutor):
+                _stop_pool(ex)
+                handle.close = None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
