@@ -1,5 +1,8 @@
 """Device availability (churn): always on, Markov on/off, or a FedScale client behaviour trace.
 
+One module on purpose: the three models answer the same two vectorised
+queries and share the configuration table and its checks.
+
 A model answers one vectorised query, ``online(agents, t_ns) -> bool (m,)``:
 is each listed device online at the matching integer-nanosecond time? The
 richer ``online_until(agents, t_ns) -> (online, until_ns)`` also says until

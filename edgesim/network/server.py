@@ -1,5 +1,9 @@
 """The edge server: drives any mechanism generator over the simulated network.
 
+One module on purpose: the plan of an exchange, its two fidelities (events,
+batched) and the round policies share the same Plan arrays and must draw the
+same random numbers in the same order, which is easiest to keep true side by side.
+
 Each :class:`~edgesim.mechanisms.protocol.Gather` becomes an *exchange*: a
 downlink message to every recipient (wired backhaul, then the radio), the
 device's compute time, and an uplink reply (radio, then backhaul). At the
