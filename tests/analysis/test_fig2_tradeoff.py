@@ -9,6 +9,11 @@ from analysis import common
 STEM = "fig2_tradeoff"
 PRINTED = "theory, eta2 = {f}/((K-1) L_g)"
 REDERIVED = "re-derived A, eta2 = 1/((K-1) L_g)"
+NOISE = "noise: max_k |mean(P_k - P_k^noise-free)|"
+BOTH = "noise + clipping: max_k |mean(P_k - VCG_k)|"
+BOTH_PER_RUN = "noise + clipping, per run: max_k |P_k - VCG_k|"
+CLIPPING = "clipping alone: max_k |mean(P_k^noise-free - VCG_k)|"
+CLIPPING_LEVEL = "clipping alone, level drawn (mean over alpha)"
 
 
 @pytest.fixture(scope="module")
@@ -86,19 +91,39 @@ def test_runs_use_the_rule(rows):
         assert r["y"] == pytest.approx(rule[nearest], rel=0.02)
 
 
-def test_measured_bias_against_both_bounds(rows):
-    """What is true (see REPRODUCTION): the measured bias of the payments exceeds the printed
-    bound (the printed A is too small), and is not significantly above the bound with A re-derived
-    from the proof (within two standard errors: at alpha >= 1 the full-size estimate sits on it)."""
+def test_noise_bias_against_both_bounds(rows):
+    """What Proposition 9 bounds is what the noise does to the payments. Its estimate, the bias
+    against the noise-free twin of each run (same seed and T, clipped alike; see REPRODUCTION), is
+    not significantly above the bound with A re-derived from the proof (within two standard
+    errors, at every alpha), and exceeds the printed bound (the printed A is too small): at the
+    smallest alpha, where the noise is largest, and beyond two standard errors at some alpha (at
+    full size the smallest alpha's standard error is about as large as its estimate)."""
     printed = dict((a, r["y"]) for a, r in series(rows, PRINTED.format(f="1"), "bound"))
     rederived = dict((a, r["y"]) for a, r in series(rows, REDERIVED, "bound"))
-    measured = series(rows, "measured bias max_k |mean(P_k - VCG_k)|", "bound")
-    for alpha, r in measured:
+    noise = series(rows, NOISE, "bound")
+    for alpha, r in noise:
         key = min(printed, key=lambda a: abs(math.log(a / alpha)))
         assert math.isclose(key, alpha, rel_tol=1e-9), "measured alphas lie on the theory grid"
         assert r["y"] - 2 * r["err"] <= rederived[key]
-        # the drawn lower bar is the standard error, clipped only where the log axis needs it
-        assert r["err_low_plotted"] == pytest.approx(min(r["err"], 0.999 * r["y"]), rel=1e-12)
-    # at the smallest alpha the noise, hence the bias, is largest: resolved beyond 2 standard errors
-    alpha, r = measured[0]
-    assert r["y"] - 2 * r["err"] > printed[alpha]
+    alpha, r = noise[0]
+    assert r["y"] > printed[alpha]
+    assert any(q["y"] - 2 * q["err"] > printed[a] for a, q in noise)
+
+
+def test_measured_series_and_clipping_reference(rows):
+    """Every measured series has a point per alpha whose drawn lower bar is its error bar (standard
+    error; standard deviation for the per-run series), clipped only where the log axis needs it;
+    the clipping reference is drawn at the mean
+    of its per-alpha values, and each is more than two standard errors above 0: without noise the
+    clipped payments miss exact VCG."""
+    alphas = [a for a, _ in series(rows, NOISE, "bound")]
+    for name in (NOISE, BOTH, BOTH_PER_RUN, CLIPPING):
+        pts = series(rows, name, "bound")
+        assert [a for a, _ in pts] == alphas
+        for _, r in pts:
+            assert r["err"] >= 0
+            assert r["err_low_plotted"] == pytest.approx(min(r["err"], 0.999 * r["y"]), rel=1e-12)
+    clipping = [r["y"] for _, r in series(rows, CLIPPING, "bound")]
+    level = {r["y"] for _, r in series(rows, CLIPPING_LEVEL, "bound")}
+    assert len(level) == 1 and level.pop() == pytest.approx(sum(clipping) / len(clipping))
+    assert all(r["y"] > 2 * r["err"] for _, r in series(rows, CLIPPING, "bound"))
