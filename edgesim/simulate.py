@@ -20,6 +20,7 @@ from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
 from edgesim.network.server import NetworkServer
+from edgesim.output import AgentRecord, RunRecord
 from edgesim.scenario import Scenario
 from edgesim.version import __version__
 
@@ -273,22 +274,6 @@ def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xto
     }
 
 
-def _clean(x):
-    """Return ``x`` as JSON-ready plain data: numpy scalars and arrays converted, NaN -> None."""
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return None if math.isnan(x) or math.isinf(x) else x
-    return x
-
-
 def _floats(values: np.ndarray) -> list:
     """Return ``values`` as a list of Python floats with NaN and infinities as None."""
     out = np.asarray(values, dtype=float)
@@ -314,30 +299,30 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     test = model.agent_losses_each(W, design, test=True)
     acc = model.accuracy_each(W, design)
 
-    result: dict = {
-        "edgesim_version": __version__,
-        "name": scenario.name,
-        "scenario": scenario.to_dict(),
-        "seed": scenario.seed,
-        "mechanism": scenario.mechanism.kind,
-        "K": K,
-        "participants": int(mrun.participants.size),
-        "data": {"n": sim.data.n, "d": sim.data.d, "classes": sim.data.n_classes},
-        "constants": {"mu": mrun.mu, "L_g": mrun.L_g},
-        "diverged": bool(out.info.get("diverged", False)),
-        "iterations": {
+    result = RunRecord(
+        edgesim_version=__version__,
+        name=scenario.name,
+        scenario=scenario.to_dict(),
+        seed=scenario.seed,
+        mechanism=scenario.mechanism.kind,
+        K=K,
+        participants=int(mrun.participants.size),
+        data={"n": sim.data.n, "d": sim.data.d, "classes": sim.data.n_classes},
+        constants={"mu": mrun.mu, "L_g": mrun.L_g},
+        diverged=bool(out.info.get("diverged", False)),
+        iterations={
             "phase1": out.phase1_rounds,
             "phase2_total": int(sum(out.phase2_rounds)),
             "phase2_per_agent": _per_agent(out.phase2_per_agent, mrun.participants, K),
             "phase2_problems": len(out.phase2_rounds),
         },
-        "communication": mrun.counters.to_json(),
-        "sim_time_s": (
+        communication=mrun.counters.to_json(),
+        sim_time_s=(
             mrun.network.time_by_phase()
             if mrun.network is not None
             else {"total": 0.0, "phase1": 0.0, "phase2": 0.0}
         ),
-    }
+    )
     p = mrun.p
     participants_W = W[mrun.participants]
     glob = float(p @ model.agent_losses_each(participants_W, mrun.design))
@@ -360,17 +345,15 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         model_out["optimality_gap"] = glob - model_out["optimum_loss"]
         vcg = np.zeros(K)
         vcg[mrun.participants] = vcg_fed
-    result["model"] = model_out
-    result["payments"] = payments
+    result.model = model_out
+    result.payments = payments
     if vcg is not None:
-        result["vcg_payments"] = vcg
+        result.vcg_payments = vcg
         err = np.abs(payments - vcg)[mrun.participants]
-        result["payment_error_max"] = float(err.max())
+        result.payment_error_max = float(err.max())
         scale = np.maximum(np.abs(vcg[mrun.participants]), 1e-300)
-        result["payment_error_rel_max"] = float((err / scale).max())
-    else:
-        result["payment_error_max"] = None
-    result["budget_total"] = float(payments.sum())
+        result.payment_error_rel_max = float((err / scale).max())
+    result.budget_total = float(payments.sum())
 
     local_test = local_train = local_acc = np.full(K, np.nan)
     if scenario.output.local_baseline:
@@ -397,18 +380,18 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     if mrun.network is not None:
         for name, values in mrun.network.trace.per_agent().items():
             network_cols[name] = _per_agent(values, mrun.participants, K)
-        result["network"] = _network_summary(mrun.network)
+        result.network = _network_summary(mrun.network)
         sim.last_trace = mrun.network.trace
     n_list, inside_list = n_k.tolist(), inside.tolist()
-    agents = [
-        {
-            "id": k,
-            "n": n_list[k],
-            "strategy": sim.population.strategy(k).describe(),
-            "participates": inside_list[k],
+    result.agents = [
+        AgentRecord(
+            id=k,
+            n=n_list[k],
+            strategy=sim.population.strategy(k).describe(),
+            participates=inside_list[k],
             **{name: col[k] for name, col in columns.items()},
-            **({"network": {n: c[k] for n, c in network_cols.items()}} if network_cols else {}),
-        }
+            network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
+        )
         for k in range(K)
     ]
     info = dict(out.info)
@@ -423,14 +406,14 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
             info[key] = full
     clipping = _clipping(mrun.side)
     if "privacy" in info:
-        result["privacy"] = {**info.pop("privacy"), **clipping}
+        result.privacy = {**info.pop("privacy"), **clipping}
     elif clipping["clip_norm"] is not None or clipping["loss_bound"] is not None:
-        result["clipping"] = clipping
-    result["mechanism_info"] = info
+        result.clipping = clipping
+    result.mechanism_info = info
 
     if sim.canary is not None:
         c = sim.canary
-        result["audit"] = {
+        result.audit = {
             "trial": scenario.audit.trial,
             "neighbour": scenario.audit.neighbour,
             "statistic": c.statistic(out.model),
@@ -439,10 +422,8 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         }
     br = scenario.best_response
     if br.enabled:
-        result["best_response"] = _best_response(sim, br)
-    result = _clean(result)
-    result["agents"] = agents  # built clean already; placed after the per-run fields
-    return result
+        result.best_response = _best_response(sim, br)
+    return result.to_json_dict()
 
 
 def _clipping(side: AgentSide) -> dict:

@@ -1,8 +1,10 @@
 """The paper's bounds and parameter rules, as pure functions.
 
-Every function here evaluates one formula of "Faithful Edge Federated Learning:
-Scalability and Privacy" (``seeds/000_0616f355195580a2.txt``): floats in, floats
-(or ints) out, no randomness, no state. Each docstring names the result it
+Every function here evaluates one formula of Zhang, Wei and Berry, "Faithful
+Edge Federated Learning: Scalability and Privacy": floats in, floats (or ints)
+out, no randomness, no state. One module on purpose: the bounds build on one
+another (Theorem 1 on Lemmas 1-4, Proposition 9 on Theorem 3) and share their
+constants, so each sits next to what it uses. Each docstring names the result it
 implements, says what the number means and in which units, and records where
 the printed statement and its proof disagree (see also docs/paper.md, "known
 slips").

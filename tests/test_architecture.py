@@ -25,3 +25,15 @@ def test_the_facade_is_imported_by_no_module_of_the_package():
         text = path.read_text()
         assert "\nimport edgesim\n" not in text, path
         assert "from edgesim import __version__" not in text, path
+
+
+def test_long_modules_say_why_they_are_one_piece():
+    """Modules of edgesim/ and analysis/ over 500 lines say in their docstring why they are one."""
+    import ast
+
+    for path in [*(REPO / "edgesim").rglob("*.py"), *(REPO / "analysis").rglob("*.py")]:
+        text = path.read_text()
+        if len(text.splitlines()) <= 500:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        assert "on purpose" in doc, f"{path.relative_to(REPO)}: over 500 lines, no reason given"

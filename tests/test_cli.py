@@ -474,6 +474,7 @@ def test_run_of_a_sweep_file_runs_its_base_with_a_note(tmp_path, capsys):
 def test_run_writes_the_network_trace(tmp_path):
     trace, out = tmp_path / "trace.csv", tmp_path / "out.json"
     args = ["run", "--set", 'network.fidelity="batched"', "--set", "mechanism.phase1_rounds=5"]
+    args += ["--set", 'network.radio.resource_blocks="per-device"']  # batched: independent links
     assert (
         main(
             [
@@ -498,7 +499,8 @@ def test_run_writes_the_network_trace(tmp_path):
 
 
 def test_trace_needs_a_network(tmp_path, capsys):
-    assert main(["run", "--quiet", "--trace", str(tmp_path / "t.csv")]) == 2
+    args = ["run", "--quiet", "--set", "network.fidelity=none", "--trace", str(tmp_path / "t.csv")]
+    assert main(args) == 2
     assert "--trace" in capsys.readouterr().err
     assert not (tmp_path / "t.csv").exists()
 

@@ -28,6 +28,15 @@ def test_scenario_reference_is_current():
     assert text[start:end] == reference_markdown(), "run: python -m edgesim.scenario"
 
 
+def test_output_fields_are_current():
+    from edgesim.output import output_markdown
+
+    text = (REPO / "docs" / "output.md").read_text()
+    start = text.index("<!-- output-fields:start -->\n") + len("<!-- output-fields:start -->\n")
+    end = text.index("<!-- output-fields:end -->")
+    assert text[start:end] == output_markdown(), "run: python -m edgesim.output"
+
+
 def test_readme_is_short_and_has_the_two_commands():
     text = (REPO / "README.md").read_text()
     assert len(text.splitlines()) <= 250

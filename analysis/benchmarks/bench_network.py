@@ -1,5 +1,7 @@
 """Network driver speed: SimPy events per message, batched against events, one FFL run at K = 1e6.
 
+One script on purpose: its three parts print one table of ratios measured in one run.
+
 Run from the repository root (``edgesim`` installed)::
 
     python analysis/benchmarks/bench_network.py                  # full: K = 1e4, FFL at K = 1e6

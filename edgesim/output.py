@@ -1,0 +1,169 @@
+"""The output contract: one run's record and one agent's record, as typed dataclasses.
+
+:func:`edgesim.simulate.run` fills a :class:`RunRecord`; :meth:`RunRecord.to_json_dict`
+serialises it to the JSON that ``edgesim run --json`` writes (field names are
+public: fields may be added, none renamed or removed). A field marked optional
+is left out of the JSON when it is None (it only exists for some runs: a
+network, DP-FFL, an audit ...). ``docs/output.md``'s field table is generated
+from these declarations (:func:`output_markdown`), and a test keeps it current.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def _f(doc: str, optional: bool = False, default: Any = None) -> Any:
+    return field(default=default, metadata={"doc": doc, "optional": optional})
+
+
+def clean(x):
+    """Return ``x`` as JSON-ready plain data: numpy scalars and arrays converted, NaN -> None."""
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return clean(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return None if math.isnan(x) or math.isinf(x) else x
+    return x
+
+
+def _as_dict(record) -> dict:
+    out = {}
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        if value is None and f.metadata["optional"]:
+            continue
+        out[f.name] = value
+    return out
+
+
+@dataclass
+class AgentRecord:
+    """One agent's outcome (the JSON's ``agents`` list, numbered from 0)."""
+
+    id: int = _f("the agent's index (in paper-linear, agent 0 is the paper's agent 1, n = 50)")
+    n: int = _f("its training samples n_k")
+    strategy: str = _f("its strategy, e.g. truthful or amplify(gamma=4)")
+    participates: bool = _f("false when it opted out (learns locally, pays nothing)")
+    payment: float | None = _f("its payment P_k (loss units; 0 outside the federation)")
+    train_loss: float | None = _f("F_k(w*): its training loss at the model it ends with")
+    test_loss: float | None = _f("its test loss there: the estimate of its expected risk E_k")
+    overall_loss: float | None = _f("payment + train_loss (Definition 1)")
+    overall_test_loss: float | None = _f("payment + test_loss")
+    local_loss: float | None = _f("test loss of its own local-learning model (null: not trained)")
+    local_train_loss: float | None = _f("training loss of its local-learning model")
+    test_accuracy: float | None = _f("classification: its test accuracy at the model it ends with")
+    local_test_accuracy: float | None = _f("classification: test accuracy of its local model")
+    network: dict | None = _f(
+        "network runs: messages_down, messages_up, bytes_down, bytes_up, transmissions, lost, cut",
+        optional=True,
+    )
+
+    def to_json_dict(self) -> dict:
+        """Return the agent's JSON object (its fields in order; ``network`` only when set)."""
+        return _as_dict(self)
+
+
+@dataclass
+class RunRecord:
+    """One run's outcome: the JSON object ``edgesim run --json`` writes."""
+
+    edgesim_version: str = _f("the version of edgesim that ran it")
+    name: str = _f("the scenario's name")
+    scenario: dict = _f("the resolved scenario, defaults included")
+    seed: int = _f("the seed of every random stream")
+    mechanism: str = _f("mechanism.kind")
+    K: int = _f("number of agents")
+    participants: int = _f("agents in the federation (not opted out)")
+    data: dict = _f("n (training samples), d (features), classes (0: regression)")
+    constants: dict = _f("mu and L_g of the model class on this data")
+    diverged: bool = _f("true when the mechanism's model or a payment stopped being finite")
+    iterations: dict = _f(
+        "phase1 (T1 as run), phase2_total, phase2_per_agent (the Phase II rounds of each"
+        " agent's problem, or its cluster's in DP-FFL), phase2_problems"
+    )
+    communication: dict = _f(
+        "messages_down, messages_up, bytes_down, bytes_up, transmissions_up, retransmissions,"
+        " dropped, and rounds per phase"
+    )
+    sim_time_s: dict = _f("simulated seconds: total, phase1, phase2 (zero without a network)")
+    model: dict = _f(
+        "global_loss (F(w*) over the participants), test_accuracy (classification),"
+        " optimum_loss and optimality_gap (with exact VCG), weights (with"
+        " output.model_weights: w* in the model's shape)"
+    )
+    payments: list = _f("one payment per agent (loss units), 0 for agents that opted out")
+    vcg_payments: list | None = _f("exact VCG payments, when computed", optional=True)
+    payment_error_max: float | None = _f("max_k |P_k - P_k^VCG| (null without exact VCG)")
+    payment_error_rel_max: float | None = _f(
+        "max_k |P_k - P_k^VCG| / |P_k^VCG|, when exact VCG is computed", optional=True
+    )
+    budget_total: float | None = _f("sum of the payments (>= 0 by Proposition 7 for FFL)")
+    network: dict | None = _f(
+        "network runs: fidelity, round_policy, exchanges, transmissions, lost, cut,"
+        " secagg_messages, secagg_bytes, secagg_aborted",
+        optional=True,
+    )
+    privacy: dict | None = _f(
+        "DP-FFL: alpha, beta, calibration, sigma, sigma_p, epsilon_accounted (tight),"
+        " epsilon_zcdp (the paper's conversion), releases ({label, sensitivity, sigma,"
+        " count}), sensitivity_enforced, note, clip_norm, loss_bound, clipped_fraction,"
+        " loss_clipped_fraction",
+        optional=True,
+    )
+    clipping: dict | None = _f(
+        "other mechanisms with clipping set: clip_norm, loss_bound, clipped_fraction,"
+        " loss_clipped_fraction",
+        optional=True,
+    )
+    mechanism_info: dict = _f(
+        "the mechanism's extras: step sizes, T2_target, gradient_bound_observed,"
+        " phase2_capped, clusters, and FFL's phase2_restarts, phase2_eta2_final,"
+        " payment_discretisation_error (per agent id) and its max"
+    )
+    audit: dict | None = _f(
+        "runs of edgesim audit: trial, neighbour, statistic, canary_agent, canary_gradient_norm",
+        optional=True,
+    )
+    best_response: dict | None = _f(
+        "with [best_response] enabled: agent, objective_kind, gamma, objective, truthful,"
+        " gain, opt_out, and the evaluated grid",
+        optional=True,
+    )
+    agents: list = field(
+        default_factory=list,
+        metadata={"doc": "one object per agent (see the agent fields)", "optional": False},
+    )
+
+    def to_json_dict(self) -> dict:
+        """Return the run's JSON object: plain data, NaN as null, optional fields only when set."""
+        out = clean({k: v for k, v in _as_dict(self).items() if k != "agents"})
+        out["agents"] = [a.to_json_dict() if isinstance(a, AgentRecord) else a for a in self.agents]
+        return out
+
+
+def output_markdown() -> str:
+    """Return the field tables of docs/output.md (Markdown), generated from the dataclasses."""
+    lines = []
+    for cls, title in ((RunRecord, "The run"), (AgentRecord, "Each agent (`agents[k]`)")):
+        lines += [f"### {title}", "", "| field | present | meaning |", "|---|---|---|"]
+        for f in dataclasses.fields(cls):
+            when = "when it applies" if f.metadata["optional"] else "always"
+            lines.append(f"| `{f.name}` | {when} | {f.metadata['doc']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(output_markdown(), end="")
