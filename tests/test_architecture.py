@@ -37,3 +37,9 @@ def test_long_modules_say_why_they_are_one_piece():
             continue
         doc = ast.get_docstring(ast.parse(text)) or ""
         assert "on purpose" in doc, f"{path.relative_to(REPO)}: over 500 lines, no reason given"
+
+
+def test_tests_share_helpers_not_conftest():
+    """conftest.py is pytest's (fixtures); what tests import lives in tests/helpers.py."""
+    for path in (REPO / "tests").rglob("*.py"):
+        assert "from tests.conftest import" not in path.read_text(), path

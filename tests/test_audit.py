@@ -15,7 +15,7 @@ from edgesim.canary import make_canary
 from edgesim.cli import main
 from edgesim.learning.models import make_model
 from edgesim.simulate import Simulation
-from tests.conftest import make_classification, make_regression
+from tests.helpers import make_classification, make_regression
 
 AUDIT = Path(__file__).parents[1] / "scenarios" / "dp-ffl-audit.toml"
 

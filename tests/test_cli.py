@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from edgesim.cli import main
-from tests.conftest import write
+from tests.helpers import write
 
 SMALL = """\
 name = "small"

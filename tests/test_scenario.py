@@ -9,7 +9,7 @@ import pytest
 from edgesim import scenario as scn
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.scenario import Scenario, from_dict, load, parse_override, reference_rows, set_dotted
-from tests.conftest import write
+from tests.helpers import write
 
 #: The keys docs/scenarios.md fixes (scripts outside the package rely on them).
 FIXED_KEYS = [

@@ -20,7 +20,7 @@ from edgesim.mechanisms import register_mechanism
 from edgesim.mechanisms.fedavg import fedavg
 from edgesim.scenario import load_sweep
 from edgesim.simulate import run, to_json
-from tests.conftest import write
+from tests.helpers import write
 
 TINY = """\
 seed = 1

@@ -216,7 +216,7 @@ def per_sample_grads(model, w, Xa, y):
 @pytest.mark.parametrize("kind", ["ridge", "logistic"])
 @pytest.mark.parametrize("C", [0.05, 1.0, 1e6])
 def test_clipped_gradients_are_means_of_clipped_per_sample_gradients(kind, C):
-    from tests.conftest import make_classification, make_regression
+    from tests.helpers import make_classification, make_regression
 
     data = make_regression(K=6, seed=3) if kind == "ridge" else make_classification(K=6, seed=3)
     m = make_model(kind, 0.05, True, data.n_classes)
@@ -238,7 +238,7 @@ def test_clipped_gradients_are_means_of_clipped_per_sample_gradients(kind, C):
 
 @pytest.mark.parametrize("kind", ["ridge", "logistic"])
 def test_clipped_losses_clip_each_sample_to_the_bound(kind):
-    from tests.conftest import make_classification, make_regression
+    from tests.helpers import make_classification, make_regression
 
     data = make_regression(K=4, seed=5) if kind == "ridge" else make_classification(K=4, seed=5)
     m = make_model(kind, 0.05, True, data.n_classes)

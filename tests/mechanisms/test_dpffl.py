@@ -10,7 +10,7 @@ import pytest
 from edgesim import privacy
 from edgesim.learning.models import Ridge
 from edgesim.mechanisms.vcg import vcg_payments
-from tests.conftest import make_regression, run_mechanism
+from tests.helpers import make_regression, run_mechanism
 
 
 def test_paper_calibration_uses_the_paper_formulas():

@@ -7,7 +7,7 @@ import pytest
 
 from edgesim import scenario
 from edgesim.simulate import run
-from tests.conftest import write
+from tests.helpers import write
 
 SMALL = """\
 seed = 2

@@ -9,7 +9,7 @@ from edgesim import theory
 from edgesim.agents import Amplify, Population
 from edgesim.learning.models import Logistic, Ridge
 from edgesim.mechanisms.vcg import vcg_payments
-from tests.conftest import make_classification, make_regression, run_mechanism
+from tests.helpers import make_classification, make_regression, run_mechanism
 
 
 @pytest.fixture(scope="module")

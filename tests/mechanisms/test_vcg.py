@@ -7,7 +7,7 @@ import pytest
 
 from edgesim.learning.models import Logistic, Ridge
 from edgesim.mechanisms.vcg import balanced_clusters, solve_weighted, vcg_payments
-from tests.conftest import make_classification, make_regression
+from tests.helpers import make_classification, make_regression
 
 
 def _ridge_by_lstsq(data, weights, l2):

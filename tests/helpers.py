@@ -1,0 +1,81 @@
+"""Helpers the tests share: small heterogeneous datasets built directly, scenario files, runs."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from edgesim.learning.data import FederatedDataset
+
+
+def make_regression(K=5, d=3, seed=0, sizes=(20, 60), shift=0.3, spread=2.0) -> FederatedDataset:
+    """K agents with different sample counts, feature means and true weights (heterogeneous)."""
+    rng = np.random.default_rng(seed)
+    n_k = rng.integers(sizes[0], sizes[1], K)
+    agent = np.repeat(np.arange(K), n_k)
+    X = rng.normal(size=(agent.size, d)) + agent[:, None] * shift
+    w_true = rng.normal(size=(K, d)) * spread
+    y = np.einsum("ij,ij->i", X, w_true[agent]) + 0.1 * rng.normal(size=agent.size)
+    Xt = rng.normal(size=(K * 30, d)) + np.repeat(np.arange(K), 30)[:, None] * shift
+    at = np.repeat(np.arange(K), 30)
+    yt = np.einsum("ij,ij->i", Xt, w_true[at])
+    return FederatedDataset.from_arrays(X, y, agent, K, 0, Xt, yt, at)
+
+
+def make_classification(K=10, d=4, C=3, seed=0, n=600) -> FederatedDataset:
+    """Gaussian classes, label-skewed over K agents (each agent favours class k % C)."""
+    rng = np.random.default_rng(seed)
+    means = rng.normal(size=(C, d)) * 1.5
+    y = rng.integers(0, C, n)
+    X = means[y] + rng.normal(size=(n, d))
+    agent = np.where(
+        rng.random(n) < 0.5, rng.integers(0, K, n), (y + C * rng.integers(0, K, n)) % K
+    )
+    agent[:K] = np.arange(K)  # every agent has a sample
+    yt = rng.integers(0, C, 10 * K)
+    Xt = means[yt] + rng.normal(size=(10 * K, d))
+    return FederatedDataset.from_arrays(X, y, agent, K, C, Xt, yt, np.repeat(np.arange(K), 10))
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    """Write ``text`` (dedented) to ``tmp_path / name``; returns that path."""
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
+    """Run a mechanism in memory on ``data``; returns (Outcome, Counters, design, p, L_g)."""
+    from edgesim.agents import Population
+    from edgesim.mechanisms import make_mechanism
+    from edgesim.mechanisms.base import MechanismConfig, ServerContext, clip_norm, loss_bound
+    from edgesim.mechanisms.driver import AgentSide, run_in_memory
+
+    des = model.design(data)
+    K = data.K
+    p = np.full(K, 1 / K) if weights is None else weights
+    L_g = model.smoothness(des)
+    conf = MechanismConfig(**cfg)
+    ctx = ServerContext(
+        model,
+        conf,
+        p,
+        des.n_k,
+        data.d,
+        model.strong_convexity(),
+        L_g,
+        model.init(data.d),
+        np.random.default_rng(seed),
+    )
+    side = AgentSide(
+        model,
+        des,
+        population or Population(K),
+        np.random.default_rng(seed + 1),
+        clip_norm=clip_norm(conf),
+        loss_bound=loss_bound(conf),
+    )
+    out, counters = run_in_memory(make_mechanism(conf.kind)(ctx), side, K)
+    return out, counters, des, p, L_g
