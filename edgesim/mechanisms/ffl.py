@@ -71,6 +71,8 @@ within the convexity bound |trapezoid - paper| per step.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from edgesim import theory
@@ -292,37 +294,37 @@ class _Path:
         self.payment, self.rounds = P, t
 
 
-def ffl(ctx: ServerContext):
-    """Run Alg. 1; yields Gathers, returns an :class:`Outcome` with the payments P_k."""
-    cfg = ctx.cfg
-    K, p = ctx.K, ctx.p
-    eta1 = step_size_phase1(ctx)
-    w_star, T1, diverged = yield from run_phase1(ctx, eta1)
-    if diverged:
-        info = {"eta1": eta1, "diverged": True}
-        return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info=info)
+@dataclass(eq=False)
+class SharedRound:
+    """What the documented extra round at w* gives every Phase II problem at once.
 
-    # Extra round: every agent's gradient at w*, shared by all Phase II problems.
+    ``G_minus`` (K, n_params): sum_{j != k} p_j grad F_j(w*) for each k (rescaled to
+    weight 1 - p_k when reports were lost); ``L_f``: the largest reported gradient
+    norm (Theorem 1's gradient bound); ``complete``: every report arrived;
+    ``converged`` (K,): the stopping rule already holds at w* for problem k.
+    """
+
+    G_minus: np.ndarray
+    L_f: float
+    complete: bool
+    converged: np.ndarray
+
+
+def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
+    """The extra round at w*: every agent's gradient, the first step of all K problems.
+
+    Every Phase II problem starts at w_{-k}[0] = w* (Alg. 1, line 9), so one
+    round serves them all, and the stopping rule (line 10) is checked for all k
+    at once from it. A sub-generator; returns a :class:`SharedRound`.
+    """
+    K, p, cfg = ctx.K, ctx.p, ctx.cfg
     r = yield Gather(w_star, ask="gradient", phase="phase1")
     G0 = np.zeros((K, w_star.size))
     G0[r.agents] = r.values
     L_f = float(np.max(np.linalg.norm(r.values, axis=1))) if r.values.size else 0.0
-    L_f0 = L_f  # the scale of the individual reports (the divergence check's floor)
     g_all = p[r.agents] @ r.values
-    complete0 = r.missing.size == 0
-    T2 = _phase2_target(ctx, L_f)
-
-    payments = np.zeros(K)
-    rounds = np.zeros(K, dtype=np.int64)
-    capped = []
-    trapezoid = cfg.payment_rule == "trapezoid"
-    need_final = cfg.phase2_check or trapezoid
+    complete = r.missing.size == 0
     weights = 1.0 - p
-    etas = np.array([step_size_phase2(ctx, 1.0)]) / np.where(weights > 0, weights, np.inf)
-    if cfg.eta2 != "theory":
-        etas = np.full(K, float(cfg.eta2))
-    # sum_{j != k} p_j grad F_j(w*) for every k at once, from the shared round
-    # (rescaled to weight 1 - p_k when some reports were lost).
     replied = np.zeros(K, dtype=bool)
     replied[r.agents] = True
     got = p[r.agents].sum() - np.where(replied, p, 0.0)
@@ -330,36 +332,85 @@ def ffl(ctx: ServerContext):
     G_minus = (g_all[None, :] - p[:, None] * G0) * scale[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
-        converged0 = (grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon) | (not complete0)
+        converged = (grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon) | (not complete)
+    return SharedRound(G_minus, L_f, complete, converged)
+
+
+@dataclass(eq=False)
+class Problem:
+    """The outcome of Phase II problem k: its last attempt, the rounds and the largest reported
+    gradient norm of all attempts, the restarts and the final eta2."""
+
+    path: _Path
+    rounds: int
+    L_f: float
+    restarts: int
+    eta2: float
+
+
+def payment_problem(ctx: ServerContext, k: int, w_star, shared: SharedRound, eta2: float, T2: int):
+    """Alg. 1, lines 8-15 for agent k: descend on the others' objective, accumulating P_k.
+
+    A diverging attempt restarts from w* at a smaller step (module docstring),
+    at most MAX_RESTARTS times, within ``phase2_max_rounds`` rounds in all.
+    A sub-generator; returns a :class:`Problem`.
+    """
+    cfg = ctx.cfg
+    others = np.delete(np.arange(ctx.K), k)
+    need_final = cfg.phase2_check or cfg.payment_rule == "trapezoid"
+    scale = (1.0 - ctx.p[k]) * shared.L_f  # the divergence check's floor
+    used = restarts = 0
+    L_f = 0.0
+    while True:  # one attempt per step size
+        path = _Path(ctx, k, others, eta2, T2, cfg.phase2_max_rounds - used, need_final, scale)
+        yield from path.run(w_star, shared.G_minus[k], shared.complete)
+        used += path.rounds
+        L_f = max(L_f, path.L_f)
+        if path.status != "diverging" or restarts >= MAX_RESTARTS:
+            return Problem(path, used, L_f, restarts, eta2)
+        restarts += 1
+        # Halve eta2, and go below 1 / (the largest curvature met): halving alone can land
+        # on the stability edge |1 - eta2 lambda| = 1 (amplification by a power of two).
+        curvature = path.errors.curvature
+        eta2 = min(eta2 / 2.0, 1.0 / curvature) if curvature > 0 else eta2 / 2.0
+
+
+def ffl(ctx: ServerContext):
+    """Run Alg. 1; yields Gathers, returns an :class:`Outcome` with the payments P_k."""
+    cfg = ctx.cfg
+    K, p = ctx.K, ctx.p
+    eta1 = step_size_phase1(ctx)
+    w_star, T1, diverged = yield from run_phase1(ctx, eta1)  # lines 2-7
+    if diverged:
+        info = {"eta1": eta1, "diverged": True}
+        return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info=info)
+
+    shared = yield from shared_first_round(ctx, w_star)  # line 9 for every k at once
+    L_f = shared.L_f
+    T2 = _phase2_target(ctx, L_f)
+    weights = 1.0 - p
+    etas = np.array([step_size_phase2(ctx, 1.0)]) / np.where(weights > 0, weights, np.inf)
+    if cfg.eta2 != "theory":
+        etas = np.full(K, float(cfg.eta2))
     # With one agent the others' objective is empty: P_k = 0 (eq. VCG), no Phase II.
-    active = np.flatnonzero(((T2 > 0) | (cfg.phase2_check & ~converged0)) & (weights > 0))
-    everyone = np.arange(K)
+    active = np.flatnonzero(((T2 > 0) | (cfg.phase2_check & ~shared.converged)) & (weights > 0))
+
+    payments = np.zeros(K)
+    rounds = np.zeros(K, dtype=np.int64)
+    capped = []
     restarts = np.zeros(K, dtype=np.int64)
     eta_final = etas.astype(float).copy()
     disc = np.zeros(K)
-    for k in active.tolist():
-        others = np.delete(everyone, k)
-        eta2, used = float(etas[k]), 0
-        while True:  # one attempt per step size; a diverging attempt restarts from w* at eta2 / 2
-            budget = cfg.phase2_max_rounds - used
-            path = _Path(ctx, k, others, eta2, T2, budget, need_final, weights[k] * L_f0)
-            yield from path.run(w_star, G_minus[k], complete0)
-            used += path.rounds
-            L_f = max(L_f, path.L_f)
-            if path.status != "diverging" or restarts[k] >= MAX_RESTARTS:
-                break
-            restarts[k] += 1
-            # Halve eta2, and go below 1 / (the largest curvature met): halving alone can land
-            # on the stability edge |1 - eta2 lambda| = 1 (amplification by a power of two).
-            curvature = path.errors.curvature
-            eta2 = min(eta2 / 2.0, 1.0 / curvature) if curvature > 0 else eta2 / 2.0
+    for k in active.tolist():  # lines 8-15, one problem per agent
+        prob = yield from payment_problem(ctx, k, w_star, shared, float(etas[k]), T2)
+        path = prob.path
+        L_f = max(L_f, prob.L_f)
         if path.status != "done":
             capped.append(k)
         diverged_k = path.status == "diverging"
         payments[k] = np.nan if diverged_k else path.payment
         disc[k] = np.nan if diverged_k else path.error_estimate()
-        rounds[k] = used
-        eta_final[k] = eta2
+        rounds[k], restarts[k], eta_final[k] = prob.rounds, prob.restarts, prob.eta2
     info = {
         "eta1": eta1,
         "eta2": float(np.mean(etas)) if K else 0.0,
