@@ -16,12 +16,8 @@ import traceback
 from pathlib import Path
 
 from edgesim.errors import ScenarioError, ScenarioErrors
+from edgesim.errors import one_line as _one_line
 from edgesim.summary import summary
-
-
-def _one_line(text) -> str:
-    """Return ``text`` with every run of whitespace (newlines included) as one space."""
-    return " ".join(str(text).split())
 
 
 def _fail_input(errors) -> int:

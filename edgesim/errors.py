@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def one_line(text) -> str:
+    """Return ``text`` (or an exception's message) with every run of whitespace as one space."""
+    return " ".join(str(text).split())
+
+
 class ScenarioError(ValueError):
     """A bad user-supplied value.
 

@@ -449,7 +449,7 @@ def test_results_and_plot_bad_input(tmp_path, capsys):
     )
     assert code == 2
     assert error_lines(err) == [
-        "edgesim: error: --x: no column 'agents.cuont' in the results; did you mean 'agents.count'?"
+        "edgesim: error: --x: no column 'agents.cuont' in the results (did you mean 'agents.count'?)"
     ]
     assert not (tmp_path / "f.png").exists()
     code, _, err = cli(capsys, "plot", out, "--x", "seed", "--y", "K", "-o", tmp_path / "f.png")

@@ -656,7 +656,7 @@ def test_errors_in_an_included_file_name_it_and_its_line(tmp_path):
     assert got[0].startswith("seed (line 2): ")  # the scenario's own file first
     assert got[1].startswith("model.l2 (base.toml line 3): ")
     assert got[2].startswith(
-        "agents.coutn (base.toml line 5): unknown key; did you mean 'agents.count'"
+        "agents.coutn (base.toml line 5): unknown key (did you mean 'agents.count'?)"
     )
 
 

@@ -9,15 +9,9 @@ rules as a scenario file. The link and loss models that read it are in
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import math
-import typing
 from dataclasses import dataclass
 
-import numpy as np
-
-from edgesim.config import option
+from edgesim.config import field_errors, option, suggest
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
 
@@ -187,7 +181,7 @@ class RadioConfig:
         from edgesim.network.links import LINKS
         from edgesim.network.loss import LOSSES, _ge_mean_loss
 
-        errs = _field_errors(self, prefix)
+        errs = field_errors(self, prefix)
         if errs:
             return errs
 
@@ -197,11 +191,9 @@ class RadioConfig:
         for key, registry, what in (("model", LINKS, "link"), ("loss", LOSSES, "loss")):
             name = getattr(self, key)
             if name not in registry:
-                close = difflib.get_close_matches(name, list(registry), n=1, cutoff=0.6)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 err(
                     key,
-                    f"unknown {what} model {name!r}{hint}; use "
+                    f"unknown {what} model {name!r}{suggest(name, registry)}; use "
                     + ", ".join(repr(k) for k in registry),
                 )
         if self.loss == "snr" and self.model != "shannon":
@@ -253,50 +245,6 @@ _SHANNON_KEYS = (
     "path_loss_db_at_1km",
     "path_loss_exponent_db",
 )
-
-
-def _field_errors(cfg, prefix: str) -> list[ScenarioError]:
-    """Check each field of dataclass ``cfg`` against its ``option`` metadata; returns errors."""
-    errs = []
-    hints = typing.get_type_hints(type(cfg))
-    for f in dataclasses.fields(cfg):
-        value, meta = getattr(cfg, f.name), f.metadata
-        kinds = meta.get("kinds") or tuple(
-            a for a in typing.get_args(hints[f.name]) or (hints[f.name],) if isinstance(a, type)
-        )
-        numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-            value, bool
-        )
-        integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-        ok_kind = (
-            (numeric and float in kinds)
-            or (integer and int in kinds)
-            or (isinstance(value, str) and str in kinds)
-        )
-        key = f"{prefix}.{f.name}"
-        if not ok_kind:
-            errs.append(ScenarioError(key, f"wrong type: got {value!r}"))
-            continue
-        choices = meta.get("choices")
-        if isinstance(value, str):
-            if choices is not None and value not in choices:
-                errs.append(
-                    ScenarioError(key, f"{value!r} is not allowed; use one of {list(choices)}")
-                )
-            continue
-        if not math.isfinite(float(value)):
-            errs.append(ScenarioError(key, f"must be a finite number, got {value!r}"))
-            continue
-        for bound, test, sym in (
-            ("ge", float.__ge__, ">="),
-            ("gt", float.__gt__, ">"),
-            ("le", float.__le__, "<="),
-            ("lt", float.__lt__, "<"),
-        ):
-            b = meta.get(bound)
-            if b is not None and not test(float(value), float(b)):
-                errs.append(ScenarioError(key, f"must be {sym} {b:g}, got {value!r}"))
-    return errs
 
 
 def _rto_ns(rto_s: float | str, latency_ns: int) -> int:

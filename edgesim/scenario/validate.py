@@ -9,76 +9,28 @@ and reported in one pass (:func:`from_dict` raises them together).
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import math
-import types
 import typing
-from typing import Any
 
 from edgesim.agents import STRATEGIES, StrategyConfig
+from edgesim.config import check_value, kinds_of, matches, suggest
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
 from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES
 from edgesim.plugins import register_from_spec
 from edgesim.scenario.keys import Layer, _locate, _under
 from edgesim.scenario.schema import AgentsConfig, Scenario
-from edgesim.scenario.text import _allowed, _or_list, _range_text, _show, _suggest
+from edgesim.scenario.text import _or_list, _show, _suggest
 
 #: Built-in strategy kinds and the extra keys each one uses.
 _STRATEGY_PARAMS = {"truthful": (), "amplify": ("gamma",), "noisy": ("noise_std",), "opt-out": ()}
 
 
-def _kinds_of(annotation) -> tuple[type, ...]:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return tuple(a for a in typing.get_args(annotation) if isinstance(a, type))
-    if isinstance(annotation, type):
-        return (annotation,)
-    return (origin,) if isinstance(origin, type) else (object,)
-
-
-def _matches(value, kind) -> bool:
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
-
-
-def _check_value(key: str, value, f: dataclasses.Field, annotation) -> tuple[Any, str | None]:
-    """Check one value against its field's metadata; returns (value, None) or (None, problem)."""
-    meta = f.metadata
-    kinds = meta.get("kinds") or _kinds_of(annotation)
-    choices = meta.get("choices")
-    if not any(_matches(value, k) for k in kinds):
-        return None, f"expected {_allowed(kinds, choices)}, got {_show(value)}"
-    if float in kinds and int not in kinds and _matches(value, int):
-        value = float(value)
-    if isinstance(value, str) and choices is not None and value not in choices:
-        hint = _suggest(value, choices)
-        return None, f"{_show(value)} is not allowed{hint}; use {_allowed(kinds, choices)}"
-    if isinstance(value, float) and not math.isfinite(value):
-        return None, f"must be a finite number, got {_show(value)}"
-    if _matches(value, float):
-        ok = all(
-            meta.get(bound) is None or test(value, meta[bound])
-            for bound, test in (
-                ("ge", lambda v, b: v >= b),
-                ("gt", lambda v, b: v > b),
-                ("le", lambda v, b: v <= b),
-                ("lt", lambda v, b: v < b),
-            )
-        )
-        if not ok:
-            return None, f"must be {_range_text(meta)}, got {_show(value)}"
-    return value, None
+_kinds_of, _matches, _check_value = kinds_of, matches, check_value
 
 
 def _unknown_key(prefix: str, key: str, fields) -> str:
-    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
-    if close:
-        return f"unknown key; did you mean '{prefix}{close[0]}'?"
-    return f"unknown key; keys here: {', '.join(fields)}"
+    hint = suggest(key, fields, prefix)
+    return f"unknown key{hint}" if hint else f"unknown key; keys here: {', '.join(fields)}"
 
 
 def _build(cls, raw: dict, prefix: str, errors: list[ScenarioError]):

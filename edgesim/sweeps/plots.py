@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import io
 import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
 
+from edgesim.config import suggest
 from edgesim.sweeps.errors import SweepError
 from edgesim.sweeps.store import write_atomic
 from edgesim.sweeps.tables import _csv_text, columns_of
@@ -25,9 +25,7 @@ def _number(value):
 def _check_column(rows: list[dict], key: str, what: str) -> None:
     cols = columns_of(rows)
     if key not in cols:
-        close = difflib.get_close_matches(key, cols, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise SweepError(what, f"no column {key!r} in the results{hint}")
+        raise SweepError(what, f"no column {key!r} in the results{suggest(key, cols)}")
 
 
 def plot(

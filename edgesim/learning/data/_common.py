@@ -7,6 +7,7 @@ import importlib.util
 import numpy as np
 
 from edgesim.errors import ScenarioError
+from edgesim.errors import one_line as _one_line  # noqa: F401  (the modules import it from here)
 
 
 def _too_few(n: int, K: int, m: int) -> ScenarioError:
@@ -26,10 +27,6 @@ def _have_sklearn() -> bool:
 
 def _no_sklearn() -> ScenarioError:
     return ScenarioError("data.source", "digits needs scikit-learn: pip install 'edgesim[digits]'")
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())
 
 
 def _needs_classification(source: str, task: str) -> None:
