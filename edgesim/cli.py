@@ -1,4 +1,4 @@
-"""Command line: ``edgesim run | sweep | audit | validate | scenarios | results | plot``.
+"""Command line: ``edgesim run | plan | sweep | audit | validate | scenarios | results | plot``.
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (one line per problem, naming the key),
 130 interrupted (a sweep keeps every finished run; rerun the same command to resume).
