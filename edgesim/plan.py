@@ -27,6 +27,7 @@ key and share messages are counted by the network apart and not predicted.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import time
@@ -66,8 +67,9 @@ def _message_time(sim: Simulation, t_grad: float) -> float:
     mech = dataclasses.replace(
         sc.mechanism, kind="fedavg", phase1_rounds=CALIBRATION_ROUNDS, eta1="theory"
     )
-    short = Simulation(dataclasses.replace(sc, mechanism=mech), data=sim.data)
-    short._federations = sim._federations  # same data and model: reuse L_g
+    # A shallow copy shares the data, the design and L_g: no second copy of the data.
+    short = copy.copy(sim)
+    short.scenario = dataclasses.replace(sc, mechanism=mech)
     t0 = time.perf_counter()
     run = short.run_mechanism()
     elapsed = time.perf_counter() - t0
