@@ -618,3 +618,18 @@ def test_agent_rows_and_subset():
     np.testing.assert_array_equal(sub.agent_rows(0)[0], X[[0, 3]])
     np.testing.assert_array_equal(sub.agent_rows(1)[1], [1, 1, 2])
     assert sub.n_classes == 3 and sub.description == "t"
+
+
+def test_the_automatic_test_set_never_dominates_memory():
+    """Many agents and features: the default test set stays within its byte cap (once 3.2 GB)."""
+    import numpy as np
+
+    from edgesim.learning.data import SYNTHETIC_TEST_BYTES, DataConfig, build_dataset
+
+    cfg = DataConfig(source="synthetic", samples=1000, features=2000)
+    data = build_dataset(cfg, 1000, "regression", np.random.default_rng(0))
+    assert data.X_test.nbytes <= SYNTHETIC_TEST_BYTES
+    assert data.n_k_test.min() >= 1  # every agent keeps a test sample
+    small = build_dataset(DataConfig(source="synthetic", samples=200), 10, "regression",
+                          np.random.default_rng(0))  # fmt: skip
+    assert small.n_k_test.tolist() == [200] * 10  # small problems keep 200 per agent

@@ -112,9 +112,9 @@ class DataConfig:
     test_samples: int = option(
         -1,
         "test samples per agent for synthetic and paper-linear, drawn from the agent's own "
-        "distribution; -1 = auto: 10000 for paper-linear, min(200, 200000 // agents.count) "
-        "(at least 1) for synthetic. Synthetic classification draws agents.count times this "
-        "many and splits them like the training set",
+        "distribution; -1 = auto: 10000 for paper-linear, min(200, 200000 // agents.count, "
+        "64 MiB of features // (8 features agents.count)) (at least 1) for synthetic. Synthetic "
+        "classification draws agents.count times this many and splits them like the training set",
         unit="samples",
         ge=-1,
     )

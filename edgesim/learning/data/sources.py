@@ -42,6 +42,10 @@ PAPER_LINEAR_TEST_SAMPLES = 10_000
 #: :data:`SYNTHETIC_TEST_TOTAL` rows.
 SYNTHETIC_TEST_SAMPLES = 200
 SYNTHETIC_TEST_TOTAL = 200_000
+#: ... and within this many bytes of features, so that a default never dominates memory
+#: (at d = 9 999 and K = 1 000 the row cap alone gave a 16 GB test set). At least one test
+#: sample per agent stays, which is never more than the training set (one sample each).
+SYNTHETIC_TEST_BYTES = 64 * 2**20
 
 
 def _test_per_agent(cfg: DataConfig, K: int) -> int:
@@ -49,7 +53,9 @@ def _test_per_agent(cfg: DataConfig, K: int) -> int:
         return int(cfg.test_samples)
     if cfg.source == "paper-linear":
         return PAPER_LINEAR_TEST_SAMPLES
-    return max(1, min(SYNTHETIC_TEST_SAMPLES, SYNTHETIC_TEST_TOTAL // max(K, 1)))
+    K = max(K, 1)
+    by_bytes = SYNTHETIC_TEST_BYTES // (8 * max(cfg.features, 1) * K)
+    return max(1, min(SYNTHETIC_TEST_SAMPLES, SYNTHETIC_TEST_TOTAL // K, by_bytes))
 
 
 _BLOCK_ROWS = 1 << 14

@@ -1,0 +1,45 @@
+"""A typo in K must not take the machine down: the scenario's own checks run before any array
+of size K, n or d exists (issue "check cost before allocating", item 1)."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import write
+
+#: Runs the command line in a child, then reports the child's own peak RSS (kB) on stderr.
+CHILD = (
+    "import resource, sys\n"
+    "from edgesim.cli import main\n"
+    "rc = main(sys.argv[1:])\n"
+    "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(rc)\n"
+)
+
+
+def _limit_memory():  # a regression fails with MemoryError here instead of exhausting the machine
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize(
+    "extra", ["", "[network]\nfidelity = 'events'\n", "[mechanism]\nkind = 'dp-ffl'\n"]
+)
+def test_ten_to_the_eleven_agents_is_refused_before_anything_is_allocated(tmp_path, command, extra):
+    path = write(tmp_path, "[agents]\ncount = 100000000000\n" + extra)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, command, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=_limit_memory,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("PEAK_RSS_KB")]
+    assert len(lines) == 1 and "data.samples" in lines[0] and "100000000000 agents" in lines[0]
+    peak_kb = int(done.stderr.split("PEAK_RSS_KB")[1].split()[0])
+    assert peak_kb < 200 * 1024, f"peak RSS {peak_kb} kB"
