@@ -44,8 +44,8 @@ from edgesim.learning.data.partition import (
     split_by_proportions,
 )
 from edgesim.learning.data.sources import PAPER_LINEAR_TEST_SAMPLES as PAPER_LINEAR_TEST_SAMPLES
-from edgesim.learning.data.sources import SYNTHETIC_TEST_SAMPLES as SYNTHETIC_TEST_SAMPLES
 from edgesim.learning.data.sources import SYNTHETIC_TEST_BYTES as SYNTHETIC_TEST_BYTES
+from edgesim.learning.data.sources import SYNTHETIC_TEST_SAMPLES as SYNTHETIC_TEST_SAMPLES
 from edgesim.learning.data.sources import SYNTHETIC_TEST_TOTAL as SYNTHETIC_TEST_TOTAL
 from edgesim.learning.data.sources import _load_digits as _load_digits  # used by the tests
 from edgesim.learning.data.sources import _test_per_agent as _test_per_agent  # used by the tests
