@@ -190,7 +190,7 @@ class NetworkServer:
         n, x = len(at), 0
         while x < n:
             when = at[x]
-            event = Timeout(env, t0 + when - env.now, plan)  # fires after the wakes below
+            event = Timeout(env, t0 + when - env._now, plan)  # fires after the wakes below
             callbacks = event.callbacks
             while True:
                 i = wakes[x]

@@ -1,4 +1,4 @@
-"""The two SimPy internals the events fidelity relies on (why SimPy is pinned to 4.1.x)."""
+"""The three SimPy internals the events fidelity relies on (why SimPy is pinned to 4.1.x)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,12 @@ def test_moving_a_resume_callback_onto_a_shared_instant_resumes_each_waiter_once
     env.run()
     assert log == [(0, 41, "msg"), (1, 41, "msg")]
     assert not inboxes[2].triggered and len(inboxes[2].callbacks) == 1
+
+
+def test_the_private_clock_is_the_public_one():
+    env = simpy.Environment(initial_time=5)
+    env.run(until=Timeout(env, 37))
+    assert env._now == env.now == 42
 
 
 def test_simpy_is_the_pinned_series():
