@@ -113,18 +113,24 @@ def check_mechanism(mechanism, *, agents: int = 4, seed: int = 0) -> dict:
         name, fn = getattr(mechanism, "__name__", repr(mechanism)), mechanism
     else:
         raise MechanismCheckError(f"expected a mechanism name or function, got {mechanism!r}")
-    alias = f"check-mechanism-{next(_names)}"
-    register_mechanism(alias, _checked(name, fn))
+    # A registered name runs under its own name, so that its 'auto' settings (dp-ffl's
+    # clipping and secure aggregation) resolve as in a real run; a function under an alias.
+    kind = name if isinstance(mechanism, str) else f"check-mechanism-{next(_names)}"
+    original = MECHANISMS.get(kind)
+    register_mechanism(kind, _checked(name, fn), replace=True)
     steps = []
     try:
         runs = []
         for fidelity in ("none", "none", "batched"):
-            sim = Simulation(scenario.from_dict(_problem(alias, agents, seed, fidelity)))
+            sim = Simulation(scenario.from_dict(_problem(kind, agents, seed, fidelity)))
             run = sim.run_mechanism()
             runs.append(run)
             steps.append(sum(run.counters.rounds.values()))
     finally:
-        del MECHANISMS[alias]
+        if original is None:
+            del MECHANISMS[kind]
+        else:
+            MECHANISMS[kind] = original
     first, again, network = (r.outcome for r in runs)
     for what, other in (("twice with the same seed", again), ("on a lossless network", network)):
         for field in ("model", "payments"):

@@ -193,8 +193,8 @@ def field_errors(cfg, prefix: str) -> list[ScenarioError]:
     hints = typing.get_type_hints(type(cfg))
     for f in dataclasses.fields(cfg):
         value = getattr(cfg, f.name)
-        if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-            value = value.item()  # a numpy scalar
+        if type(value).__module__ == "numpy" and hasattr(value, "item") and not value.shape:
+            value = value.item()  # a numpy scalar (an array stays one, and is "wrong type")
         _, problem = check_value(f"{prefix}.{f.name}", value, f, hints[f.name])
         if problem:
             errs.append(ScenarioError(f"{prefix}.{f.name}", problem))

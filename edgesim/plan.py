@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 from edgesim import theory
+from edgesim.mechanisms.base import clip_norm
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, model_bytes, payload_bytes
@@ -81,7 +82,8 @@ def _phase1_rounds(sim: Simulation, ctx, design) -> int:
     cfg = ctx.cfg
     if cfg.phase1_rounds != "theory":
         return int(cfg.phase1_rounds)
-    G = float(np.linalg.norm(sim.model.grad(ctx.w0, design, ctx.p))) / ctx.mu
+    reports = sim.model.agent_grads(ctx.w0, design, clip_norm(cfg))  # clipped as the agents clip
+    G = float(np.linalg.norm(ctx.p @ reports)) / ctx.mu
     return max(1, theory.phase1_rounds(ctx.K, G, cfg.theory_delta, ctx.mu, ctx.L_g))
 
 
@@ -118,9 +120,10 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         out["loss"] = (problems, problems * K, problems * K)  # with the reference model
     elif kind == "vcg-federated":
         T1 = _phase1_rounds(sim, ctx, design)
-        out.update(T1=T1, T2=T1, problems=K)
-        out["grad"] = (T1 + K * T1, K * T1 + K * (K - 1) * T1)
-        out["loss"] = (1 + K, K + K * (K - 1), 0)
+        problems = K if K > 1 else 0  # one agent: nobody else to train on, P = 0
+        out.update(T1=T1, T2=T1, problems=problems)
+        out["grad"] = (T1 + problems * T1, K * T1 + problems * (K - 1) * T1)
+        out["loss"] = (1 + problems, K + problems * (K - 1), 0)
     elif kind in ("local", "vcg"):
         out.update(grad=(0, 0), loss=(0, 0, 0))
         if kind == "vcg":

@@ -76,3 +76,20 @@ def test_a_correct_user_mechanism_passes_and_registering_a_taken_name_raises():
         assert MECHANISMS["test-one-round"] is yields_a_dict
     finally:
         del MECHANISMS["test-one-round"]
+
+
+def test_a_registered_mechanism_is_checked_with_its_own_auto_settings(monkeypatch):
+    """dp-ffl runs with its clipping and secure aggregation on, as in a real run."""
+    from edgesim.mechanisms.driver import AgentSide
+
+    seen = []
+    original = AgentSide.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self.clip_norm)
+
+    monkeypatch.setattr(AgentSide, "__init__", spy)
+    edgesim.check_mechanism("dp-ffl")
+    assert seen == [1.0, 1.0, 1.0]
+    assert MECHANISMS["dp-ffl"].__name__ == "dp_ffl"  # the original is back in the registry

@@ -74,3 +74,17 @@ def test_a_run_longer_than_an_hour_warns_before_it_starts(monkeypatch, capsys):
     )
     err = capsys.readouterr().err
     assert "warning: this run should take about" in err
+
+
+def test_theory_t1_counts_the_clipped_reports():
+    over = [*SMALL, *MEMORY, "mechanism.kind=fedavg", "mechanism.phase1_rounds=theory"]
+    sc = scenario.load(None, [*over, "mechanism.clip_norm=0.05"])
+    assert planner.plan(sc)["T1"] == run(sc)["iterations"]["phase1"]
+
+
+def test_vcg_federated_with_one_agent_trains_once():
+    sc = scenario.load(None, [*MEMORY, "agents.count=1", "agents.strategy=[]",
+                              "mechanism.kind=vcg-federated", "mechanism.phase1_rounds=5",
+                              "output.local_baseline=false"])  # fmt: skip
+    result = run(sc)
+    assert planner.plan(sc)["exchanges"] == sum(result["communication"]["rounds"].values())
