@@ -118,7 +118,8 @@ class RunRecord:
     privacy: dict | None = _f(
         "DP-FFL: alpha, beta, calibration, sigma, sigma_p, epsilon_accounted (tight),"
         " epsilon_zcdp (the paper's conversion), releases ({label, sensitivity, sigma,"
-        " count}), sensitivity_enforced, note, clip_norm, loss_bound, clipped_fraction,"
+        " count}), sensitivity_enforced, public_constants, note, clip_norm, loss_bound,"
+        " clipped_fraction,"
         " loss_clipped_fraction",
         optional=True,
     )

@@ -161,6 +161,9 @@ class Simulation:
         if participants.size == 0:
             raise ValueError("every agent opted out: nothing to federate")
         design, L_g = self.federation(participants)
+        public = self.scenario.mechanism.public_smoothness
+        if public != "data":  # the server's L_g is public knowledge, not read off the data
+            L_g = float(public)
         ctx = ServerContext(
             self.model,
             self.scenario.mechanism,

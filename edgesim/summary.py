@@ -104,6 +104,13 @@ def summary(result: dict) -> str:
             f"{_fmt(pr.get('epsilon_accounted'), '.4g')} (paper's zCDP conversion "
             f"{_fmt(pr.get('epsilon_zcdp'), '.4g')})"
         )
+        if pr.get("sensitivity_enforced") is False:
+            lines.append("  privacy       WARNING: clipping is off, so that epsilon is assumed")
+        if pr.get("public_constants") is False:
+            lines.append(
+                "  privacy       WARNING: L_g, read off the data, sets the step sizes; the epsilon"
+                " does not cover it (set mechanism.public_smoothness)"
+            )
     shown = result["agents"][:12]
     lines.append("  agent      n  strategy            payment   train loss  overall    local loss")
     for a in shown:

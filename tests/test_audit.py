@@ -123,3 +123,34 @@ def test_cli_audit_bad_input_exits_2(tmp_path, capsys, extra, key):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and key in err[0]
     assert not (tmp_path / "a").exists()
+
+
+LOGISTIC = ["model.kind=logistic", "data.classes=3"]
+
+
+@pytest.mark.slow
+def test_a_step_size_read_off_the_data_leaks_and_a_public_one_does_not():
+    """A logistic canary raises L_g, hence 1/L_g: a data-dependent step reveals it.
+
+    With ``public_smoothness = 'data'`` the audit refutes the claim although
+    every gradient is clipped (the JSON says the constants are not public);
+    with a public L_g (the same data give about 5.3) it does not.
+    """
+    leaky = aud.audit(AUDIT, None, overrides=[*LOGISTIC, 'mechanism.public_smoothness="data"'],
+                      workers=2)  # fmt: skip
+    assert leaky.refuted and leaky.epsilon_lower > 1.0
+    public = aud.audit(AUDIT, None, overrides=[*LOGISTIC, "mechanism.public_smoothness=6.0"],
+                       workers=2)  # fmt: skip
+    assert not public.refuted and public.epsilon_lower <= public.epsilon_claimed
+
+
+def test_privacy_output_says_whether_the_constants_are_public():
+    from edgesim.simulate import run
+
+    small = ["mechanism.phase1_rounds=3", "mechanism.phase2_rounds=1"]
+    public = run(scenario.load(AUDIT, small))["privacy"]
+    assert public["public_constants"] is True and "L_g" not in public["note"]
+    data = run(scenario.load(AUDIT, [*small, 'mechanism.public_smoothness="data"']))["privacy"]
+    assert data["public_constants"] is False and "mechanism.public_smoothness" in data["note"]
+    fixed = ['mechanism.public_smoothness="data"', "mechanism.eta1=0.1", "mechanism.eta2=0.1"]
+    assert run(scenario.load(AUDIT, [*small, *fixed]))["privacy"]["public_constants"] is True

@@ -120,6 +120,17 @@ class MechanismConfig:
         choices=("auto", "off"),
         gt=0,
     )
+    public_smoothness: float | str = option(
+        "data",
+        "the smoothness constant L_g the server uses for its step sizes and for the 'theory'"
+        " rules (Theorem 1, Theorem 3, Proposition 9): a number, known in public (e.g. c R^2 +"
+        " l2 from a bound R on the feature norms, c = 1 ridge, 1/2 logistic; it must not be"
+        " below the true L_g), or 'data' (estimated from the agents' data: dp-ffl's epsilon"
+        " does not cover what that reveals, and its privacy output says so)",
+        kinds=(float, int, str),
+        choices=("data",),
+        gt=0,
+    )
     secure_aggregation: bool | str = option(
         "auto",
         "the server receives only sums of gradients (secure aggregation): true, false or"

@@ -80,6 +80,19 @@ def cluster_count(ctx: ServerContext) -> int:
     return resolve_clusters(cfg.clusters, ctx.K, L_theory)
 
 
+def public_constants(cfg) -> bool:
+    """Return whether every constant the server derives is public (not read off the data).
+
+    The server reads L_g for a 'theory' step size, 'theory' rounds (Proposition 9)
+    and 'theory' clusters (Theorem 3); with ``public_smoothness = 'data'`` L_g is
+    estimated from the agents' data, a release the accounting does not cover.
+    """
+    if cfg.public_smoothness != "data":
+        return True
+    uses = (cfg.eta1, cfg.eta2, cfg.phase1_rounds, cfg.phase2_rounds, cfg.clusters)
+    return "theory" not in uses
+
+
 def _bounds(cfg) -> tuple[float, float]:
     """Return (C, B): the enforced clipping bounds, or the assumed ones when clipping is off."""
     C = clip_norm(cfg)
@@ -181,10 +194,18 @@ def dp_ffl(ctx: ServerContext):
             "epsilon_zcdp": privacy.epsilon_zcdp(releases, cfg.beta),
             "releases": [r.to_json() for r in releases],
             "sensitivity_enforced": clip_norm(cfg) is not None and loss_bound(cfg) is not None,
+            "public_constants": public_constants(cfg),
             "note": "server-side noise after secure aggregation protects against agents and"
             " outsiders, not against the server; the sensitivities hold because each agent"
             " clips its per-sample gradients to clip_norm and its per-sample losses to"
             " [0, loss_bound]"
+            + (
+                ""
+                if public_constants(cfg)
+                else "; but L_g, read off the data, sets the step sizes (and 'theory' rounds or"
+                " clusters), and the accounting does not cover what that reveals: set"
+                " mechanism.public_smoothness, or numeric eta1, eta2, rounds and clusters"
+            )
             if clip_norm(cfg) is not None and loss_bound(cfg) is not None
             else "clipping is off: epsilon_accounted ASSUMES per-sample gradient norms <="
             " gradient_bound and per-sample losses in [0, 1]; nothing enforces it, so the"
