@@ -11,12 +11,15 @@ import pytest
 
 from tests.helpers import write
 
-#: Runs the command line in a child, then reports the child's own peak RSS (kB) on stderr.
+#: Runs the command line in a child, then reports the child's own peak RSS (kB) on stderr:
+#: VmHWM of its own address space (getrusage's ru_maxrss would carry the parent's peak
+#: across fork and exec, and pytest's process is larger than the limit by itself).
 CHILD = (
-    "import resource, sys\n"
+    "import sys\n"
     "from edgesim.cli import main\n"
     "rc = main(sys.argv[1:])\n"
-    "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "hwm = [ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')][0]\n"
+    "print('PEAK_RSS_KB', hwm, file=sys.stderr)\n"
     "sys.exit(rc)\n"
 )
 
