@@ -53,8 +53,10 @@ def test_every_docs_link_resolves():
 
 
 def test_nothing_refers_outside_the_repository():
+    """No file names the design notes or the folder beside the clone (a user has neither)."""
+    design, beside = "DES" + "IGN", ".." + "/" + "shared"  # spelled apart: this file names them
     found = subprocess.run(
-        ["git", "grep", "-n", "-e", "DESIGN", "-e", "../shared", "--", ".", ":!tests/test_docs.py"],
+        ["git", "grep", "-n", "-e", design, "-e", beside, "--", "."],
         cwd=REPO,
         capture_output=True,
         text=True,
