@@ -7,7 +7,6 @@ import importlib.util
 import numpy as np
 
 from edgesim.errors import ScenarioError
-from edgesim.errors import one_line as _one_line  # noqa: F401  (the modules import it from here)
 
 
 def _too_few(n: int, K: int, m: int) -> ScenarioError:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.errors import ScenarioError
-from edgesim.learning.data._common import _as_labels, _needs_classification, _one_line, _too_few
+from edgesim.errors import ScenarioError, one_line
+from edgesim.learning.data._common import _as_labels, _needs_classification, _too_few
 from edgesim.learning.data.partition import _partitioned
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def read_idx(path: str | os.PathLike, expect_magic: int | None = None) -> np.nda
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
     except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise ScenarioError("data.path", f"cannot read {path}: {_one_line(e)}") from None
+        raise ScenarioError("data.path", f"cannot read {path}: {one_line(e)}") from None
     if len(raw) < 4:
         raise ScenarioError("data.path", f"{path}: too short for an IDX file ({len(raw)} bytes)")
     magic = int.from_bytes(raw[:4], "big")
@@ -203,7 +203,7 @@ def download_mnist(
             try:
                 _fetch_verified(url, target, sha256, 2 * size + (1 << 16), timeout_s)
             except (OSError, ValueError) as e:  # URLError, HTTPError, timeouts are OSErrors
-                failures.append(f"{url}: {_one_line(e)}")
+                failures.append(f"{url}: {one_line(e)}")
                 continue
             written.append(target)
             break
@@ -217,7 +217,7 @@ def _read_keras_npz(p: Path) -> tuple[np.ndarray, ...]:
         with np.load(p, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError, TypeError) as e:
-        raise ScenarioError("data.path", f"cannot read {p} as .npz: {_one_line(e)}") from None
+        raise ScenarioError("data.path", f"cannot read {p} as .npz: {one_line(e)}") from None
     keys = ("x_train", "y_train", "x_test", "y_test")
     missing = [k for k in keys if k not in arrays]
     if missing:
@@ -245,7 +245,7 @@ def _mnist_arrays(cfg: DataConfig) -> tuple[tuple[np.ndarray, ...], str]:
         try:
             download_mnist(directory, tuple(cfg.mirrors))
         except OSError as e:
-            raise _mnist_missing(directory, f"download failed: {_one_line(e)}") from None
+            raise _mnist_missing(directory, f"download failed: {one_line(e)}") from None
         files = _find_mnist(directory)
         if files is None:  # pragma: no cover - download_mnist raised otherwise
             raise _mnist_missing(directory)

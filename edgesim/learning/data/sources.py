@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.errors import ScenarioError
+from edgesim.errors import ScenarioError, one_line
 from edgesim.learning.data._common import (
     _as_labels,
     _needs_classification,
     _no_sklearn,
-    _one_line,
     _too_few,
 )
 from edgesim.learning.data.dataset import FederatedDataset
@@ -196,7 +195,7 @@ def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
         with np.load(p, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError, TypeError) as e:
-        raise ScenarioError("data.path", f"cannot read {p} as .npz: {_one_line(e)}") from None
+        raise ScenarioError("data.path", f"cannot read {p} as .npz: {one_line(e)}") from None
     missing = [k for k in ("X", "y", "agent") if k not in arrays]
     if missing:
         raise ScenarioError(
