@@ -90,7 +90,7 @@ class RunResult:
 
     def to_json(self) -> str:
         """Return the JSON text ``edgesim run --json`` writes (byte-identical for a seed)."""
-        from edgesim.simulate import to_json
+        from edgesim.output import to_json
 
         return to_json(self.data)
 

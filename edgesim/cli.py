@@ -19,6 +19,10 @@ from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.errors import one_line as _one_line
 from edgesim.summary import summary
 
+FORCE_HELP = (
+    "run even when the memory estimate exceeds the machine's memory (edgesim plan shows it)"
+)
+
 
 def _fail_input(errors) -> int:
     """Print one ``edgesim: error: KEY: ...`` line per error; return exit code 2."""
@@ -56,7 +60,8 @@ def _bar(args, label: str, total: int | None = None):
 def cmd_run(args) -> int:
     """``edgesim run``: run one scenario, print a summary, optionally write the JSON."""
     from edgesim import scenario as scn
-    from edgesim.simulate import Simulation, run, to_json
+    from edgesim.output import dump_json
+    from edgesim.simulate import Simulation, run
     from edgesim.sweeps import write_atomic
 
     try:
@@ -85,8 +90,14 @@ def cmd_run(args) -> int:
                 )
             ]
         )
-    from edgesim import progress
+    from edgesim import footprint, progress
 
+    try:  # before anything of size K, n or d is allocated
+        memory, warning = (footprint.estimate(sc), None) if args.force else footprint.check(sc)
+    except ScenarioError as err:
+        return _fail_input([err])
+    if warning and not args.quiet:
+        print(f"edgesim: warning: {warning}", file=sys.stderr)
     try:
         sim = Simulation(sc)
         if args.dry_run or not args.quiet:
@@ -94,7 +105,7 @@ def cmd_run(args) -> int:
 
             expected = plan(sc, sim)
             if args.dry_run:
-                print(describe(expected))
+                print(describe(expected, memory))
                 return 0
             if expected["warn"]:
                 print(
@@ -105,7 +116,6 @@ def cmd_run(args) -> int:
                 )
         with progress.active(_bar(args, sc.name or "run")):
             result = run(sc, sim)
-        text = to_json(result)
         trace_text = sim.last_trace.to_csv() if args.trace else None
         model_bytes = _npy_bytes(sim.last_model) if args.model else None
     except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
@@ -118,7 +128,7 @@ def cmd_run(args) -> int:
         print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
         return 1
     for flag, path, content in (
-        ("--json", args.json, text),
+        ("--json", args.json, lambda fh: dump_json(result, fh)),  # streamed: no copy held
         ("--trace", args.trace, trace_text),
         ("--model", args.model, model_bytes),
     ):
@@ -128,6 +138,9 @@ def cmd_run(args) -> int:
             write_atomic(path, content)
         except OSError as err:
             return _fail_input([ScenarioError(flag, f"cannot write {path}: {err}")])
+        except ValueError as err:  # a NaN in the result: a failed run, nothing written
+            print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
+            return 1
     if not args.quiet:
         print(summary(result))
         if args.json:
@@ -265,6 +278,7 @@ def cmd_sweep(args) -> int:
                 retry_failed=args.retry_failed,
                 manifest=info,
                 on_record=report,
+                force=args.force,
             )
     except ScenarioError as err:  # the folder is in use, the scheduler cannot be reached
         return _fail_input([err])
@@ -407,15 +421,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the rounds, messages, bytes and wall time the run implies, and stop",
+        help="print the rounds, messages, bytes, wall time and memory the run implies, and stop",
     )
+    r.add_argument("--force", action="store_true", help=FORCE_HELP)
     r.set_defaults(func=cmd_run)
     pn = sub.add_parser(
-        "plan", help="what a run implies (rounds, messages, bytes, wall time) without running it"
+        "plan",
+        help="what a run implies (rounds, messages, bytes, wall time, memory) without running it",
     )
     pn.add_argument("scenario", nargs="?", help="scenario TOML file (default: the quick start)")
     pn.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
     pn.add_argument("--seed", type=int, help="override the seed")
+    pn.add_argument("--force", action="store_true", help=FORCE_HELP)
     pn.set_defaults(func=cmd_run, dry_run=True, quiet=False, json=None, trace=None, model=None,
                     debug=False)  # fmt: skip
     a = sub.add_parser(
@@ -464,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     s.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
     s.set_defaults(func=cmd_sweep)
     res = sub.add_parser("results", help="flatten a sweep's records into a tidy table")
     res.add_argument("folder", metavar="DIR", help="the sweep's folder")

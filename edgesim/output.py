@@ -11,6 +11,8 @@ from these declarations (:func:`output_markdown`), and a test keeps it current.
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,3 +170,23 @@ def output_markdown() -> str:
 
 if __name__ == "__main__":
     print(output_markdown(), end="")
+
+
+def to_json(result: dict) -> str:
+    """Return the result as JSON text (stable key order, no NaN; byte-identical for a seed)."""
+    return json.dumps(result, indent=1, allow_nan=False) + "\n"
+
+
+def dump_json(result: dict, fh) -> None:
+    """Write :func:`to_json`'s text, UTF-8 encoded, to the binary file ``fh`` chunk by chunk.
+
+    The same bytes without the whole text in memory (at K = 10^6 the text and
+    its pieces would take several GB). Raises ``ValueError`` on a NaN, like ``to_json``.
+    """
+    out = io.TextIOWrapper(fh, encoding="utf-8", newline="\n", write_through=False)
+    try:
+        json.dump(result, out, indent=1, allow_nan=False)
+        out.write("\n")
+        out.flush()
+    finally:
+        out.detach()

@@ -210,8 +210,11 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     return out
 
 
-def describe(p: dict) -> str:
-    """Return the plan as a few readable lines (what ``edgesim plan`` prints)."""
+def describe(p: dict, memory=None) -> str:
+    """Return the plan as a few readable lines (what ``edgesim plan`` prints).
+
+    ``memory``: the run's :class:`edgesim.footprint.Footprint`, printed when given.
+    """
 
     def num(x, spec=",d"):
         return "-" if x is None else format(x, spec)
@@ -234,6 +237,8 @@ def describe(p: dict) -> str:
             f"  wall time     about {p['wall_time_s']:.3g} s (one all-agents gradient:"
             f" {p['seconds_per_gradient'] * 1e3:.3g} ms)"
         )
+    if memory is not None:
+        lines.append(f"  memory        {memory.describe()}")
     lines.extend(f"  note          {n}" for n in p["notes"])
     if p.get("warn"):
         lines.append(f"  WARNING       the estimate exceeds {WARN_ABOVE_S / 3600:g} hour")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
@@ -487,8 +486,3 @@ def _per_agent(values, participants: np.ndarray, K: int) -> list:
     if len(values) == participants.size:
         full[participants] = values
     return full.tolist()
-
-
-def to_json(result: dict) -> str:
-    """Return the result as JSON text (stable key order, no NaN; byte-identical for a seed)."""
-    return json.dumps(result, indent=1, allow_nan=False) + "\n"

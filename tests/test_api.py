@@ -8,9 +8,9 @@ import pytest
 
 import edgesim
 from edgesim.errors import ScenarioErrors
+from edgesim.output import to_json
 from edgesim.scenario import Scenario
 from edgesim.simulate import run as simulate_run
-from edgesim.simulate import to_json
 
 TINY = {
     "seed": 3,

@@ -58,3 +58,17 @@ def test_objective_scores_only_the_deviators_own_terms():
     good.outcome.model = np.full_like(good.outcome.model, np.nan)  # Phase I diverged
     assert sim.objective(good, 0, "overall") == math.inf
     assert sim.objective(good, 0, "test") == math.inf
+
+
+def test_streamed_json_is_byte_for_byte_to_json(tmp_path):
+    import io
+
+    from edgesim.output import dump_json, to_json
+
+    sc = scenario.load(None, ["agents.count=4", "network.fidelity=batched"])
+    result = run(sc)
+    buf = io.BytesIO()
+    dump_json(result, buf)
+    assert buf.getvalue() == to_json(result).encode()
+    with pytest.raises(ValueError):  # NaN is refused, as by to_json
+        dump_json({"x": math.nan}, io.BytesIO())

@@ -18,8 +18,9 @@ from edgesim import sweeps as sw
 from edgesim.errors import ScenarioErrors
 from edgesim.mechanisms import register_mechanism
 from edgesim.mechanisms.fedavg import fedavg
+from edgesim.output import to_json
 from edgesim.scenario import load_sweep
-from edgesim.simulate import run, to_json
+from edgesim.simulate import run
 from tests.helpers import write
 
 TINY = """\

@@ -101,6 +101,19 @@ class Design:
         return np.sqrt(np.einsum("ij,ij->i", self.Xa, self.Xa))
 
 
+def by_row_blocks(n: int, per_block) -> np.ndarray:
+    """Return ``per_block(rows)`` for consecutive slices of BLOCK_ROWS rows, joined, shape (n,).
+
+    A model per agent gathered per row (``W[agent]``) is (rows, n_params): built for
+    all n rows at once it would outweigh the data; by blocks it stays cache-sized.
+    """
+    out = np.empty(n)
+    for lo in range(0, n, BLOCK_ROWS):
+        sl = slice(lo, lo + BLOCK_ROWS)
+        out[sl] = per_block(sl)
+    return out
+
+
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
     """Return the per-sample factors min(1, bound / norm) that clip ``norms`` to ``bound``."""
     with np.errstate(divide="ignore"):
@@ -233,7 +246,10 @@ class Model:
     def agent_losses_each(self, W: np.ndarray, design: Design, test: bool = False) -> np.ndarray:
         """Return F_k(W[k]) for every agent at its own model, shape (K,); test means E_k estimates."""
         Xa, y, a, *_ = design.split(test)
-        means = design.agent_means(self._sample_losses_each(W, Xa, y, a), test)
+        losses = by_row_blocks(
+            Xa.shape[0], lambda sl: self._sample_losses_each(W, Xa[sl], y[sl], a[sl])
+        )
+        means = design.agent_means(losses, test)
         return means + 0.5 * self.l2 * np.einsum("ij,ij->i", W, W)
 
     def loss(self, w: np.ndarray, design: Design, p: np.ndarray) -> float:
@@ -418,7 +434,9 @@ class Logistic(Model):
         Xa, y, a, *_ = design.split(test=True)
         if Xa.shape[0] == 0:
             return np.full(design.K, np.nan)
-        hit = (np.argmax(self._scores_each(W, Xa, a), axis=1) == y).astype(float)
+        hit = by_row_blocks(
+            Xa.shape[0], lambda sl: np.argmax(self._scores_each(W, Xa[sl], a[sl]), axis=1) == y[sl]
+        )
         return design.agent_means(hit, test=True)
 
 

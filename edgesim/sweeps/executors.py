@@ -9,6 +9,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from edgesim.footprint import machine_memory
 from edgesim.sweeps.errors import SweepError
 
 
@@ -40,12 +41,26 @@ class ExecutorHandle:
 
     ``slots``: how many runs to keep in flight; ``label``: for the manifest;
     ``close``: called when the sweep ends (None for an executor the caller owns).
+    ``worker_memory``: the bytes one run may use (None: unknown, not checked);
+    ``memory_source``: whose memory that is, for messages.
     """
 
     executor: cf.Executor
     slots: int
     label: str
     close: Callable[[], None] | None = None
+    worker_memory: int | None = None
+    memory_source: str = ""
+
+
+def _dask_worker_memory(client) -> int | None:
+    """Return the smallest memory limit of the Dask cluster's workers (None when unset)."""
+    try:
+        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    except Exception:
+        return None
+    limits = [m for m in limits if m > 0]
+    return min(limits) if limits else None
 
 
 def make_executor(
@@ -81,18 +96,24 @@ def make_executor(
             max(2 * threads, 4),
             f"dask {scheduler} ({threads} threads)",
             client.close,
+            _dask_worker_memory(client),
+            "a Dask worker's memory limit",
         )
     if workers is not None and workers < 0:
         raise SweepError("--workers", f"must be >= 0, got {workers}")
+    machine = machine_memory()
     if workers == 0:
-        return ExecutorHandle(InlineExecutor(), 1, "in-process")
+        inline = InlineExecutor()
+        return ExecutorHandle(inline, 1, "in-process", None, machine.limit, machine.source)
     n = workers or os.cpu_count() or 1
     pool = cf.ProcessPoolExecutor(max_workers=n, initializer=_ignore_sigint)
 
     def close() -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
-    return ExecutorHandle(pool, 2 * n, f"local process pool ({n} workers)", close)
+    share = None if machine.limit is None else machine.limit // n
+    where = f"a local worker's share: {machine.source} over {n} workers"
+    return ExecutorHandle(pool, 2 * n, f"local process pool ({n} workers)", close, share, where)
 
 
 def _stop_pool(executor: cf.Executor) -> None:

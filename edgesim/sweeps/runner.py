@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from edgesim.footprint import estimate, human, machine_memory
 from edgesim.scenario import SweepPlan
 from edgesim.sweeps.errors import SweepError
 from edgesim.sweeps.executors import (
@@ -74,6 +75,7 @@ def run_sweep(
     keep: bool = False,
     manifest: dict | None = None,
     on_record: Callable[[dict], None] | None = None,
+    force: bool = False,
 ) -> SweepSummary:
     """Run every run of ``plan`` not yet recorded in ``out_dir``; returns a :class:`SweepSummary`.
 
@@ -83,8 +85,54 @@ def run_sweep(
     :class:`edgesim.progress.Bar`. ``manifest``: extra fields for
     ``manifest.json`` (the CLI passes the scenario path and overrides).
     Ctrl-C stops cleanly (``summary.interrupted``); failed runs do not stop it.
+    Before anything is submitted or written, every run's memory estimate is
+    compared with what one worker may use; the runs that would not fit are
+    refused together (:class:`SweepError`), unless ``force``.
     """
     summary = SweepSummary(total=len(plan.runs))
+    handle = (
+        ExecutorHandle(executor, 2 * (os.cpu_count() or 1), type(executor).__name__)
+        if executor is not None
+        else make_executor(workers, scheduler)
+    )
+    if handle.worker_memory is None and executor is not None:
+        mem = machine_memory()
+        handle.worker_memory, handle.memory_source = mem.limit, mem.source
+    try:
+        if not force:
+            _check_memory(plan, handle)
+        return _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_record)
+    finally:
+        if handle.close is not None:
+            with contextlib.suppress(Exception):
+                handle.close()
+
+
+def _check_memory(plan: SweepPlan, handle: ExecutorHandle) -> None:
+    """Raise :class:`SweepError` naming every run whose estimate exceeds a worker's memory."""
+    limit = handle.worker_memory
+    if limit is None:
+        return
+    too_big = []
+    for run in plan.runs:
+        fp = estimate(run.scenario)
+        if fp.total > limit:
+            values = ", ".join(f"{k}={v}" for k, v in run.values.items())
+            too_big.append(f"run {run.index} ({values or 'the scenario'}): {human(fp.total)}")
+    if too_big:
+        shown = "; ".join(too_big[:5]) + (
+            f"; and {len(too_big) - 5} more" if len(too_big) > 5 else ""
+        )
+        raise SweepError(
+            "memory",
+            f"{len(too_big)} of {len(plan.runs)} runs would not fit in {human(limit)}"
+            f" ({handle.memory_source}): {shown}; shrink them, use fewer --workers, or pass"
+            " --force to run anyway",
+        )
+
+
+def _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_record):
+    """The body of :func:`run_sweep` once the executor is made and the memory checked."""
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         if out.exists() and not out.is_dir():
@@ -106,12 +154,7 @@ def run_sweep(
             else:
                 seen.add(rid)
                 todo.append((rid, run))
-        handle = (
-            ExecutorHandle(executor, 2 * (os.cpu_count() or 1), type(executor).__name__)
-            if executor is not None
-            else (make_executor(workers, scheduler) if todo else None)
-        )
-        summary.executor = handle.label if handle else ""
+        summary.executor = handle.label if todo else ""
         session = {
             "id": uuid.uuid4().hex[:12],
             "started": _now(),
@@ -141,9 +184,6 @@ def run_sweep(
         finally:
             if appender is not None:
                 appender.close()
-            if handle is not None and handle.close is not None:
-                with contextlib.suppress(Exception):
-                    handle.close()
             if out is not None:
                 session.update(
                     finished=_now(),

@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from edgesim.scenario import SweepPlan
 from edgesim.sweeps.errors import SweepError
@@ -93,14 +94,21 @@ class _Appender:
         os.close(self.fd)
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written."""
+def write_atomic(path: str | Path, data: str | bytes | Callable[[BinaryIO], object]) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: never half-written.
+
+    ``data`` may also be a function that writes to the open binary file (to stream
+    a large output instead of holding it whole); whatever it raises leaves no file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode() if isinstance(data, str) else data)
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -38,6 +38,6 @@ def execute(scenario: Scenario) -> dict:
 
 def result_json(record: dict) -> str:
     """Return a record's result as ``edgesim run --json`` writes it (byte-identical text)."""
-    from edgesim.simulate import to_json
+    from edgesim.output import to_json
 
     return to_json(record["result"])

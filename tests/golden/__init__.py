@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgesim import scenario
-from edgesim.simulate import run, to_json
+from edgesim.output import to_json
+from edgesim.simulate import run
 
 HERE = Path(__file__).parent
 SHIPPED = sorted((HERE.parents[1] / "scenarios").glob("*.toml"))

@@ -14,8 +14,9 @@ from edgesim.network import NS_PER_S
 from edgesim.network.access import Ofdma, ProcessorSharing, Tdma
 from edgesim.network.secagg import protocol_messages
 from edgesim.network.server import NetworkServer
+from edgesim.output import to_json
 from edgesim.scenario import from_dict
-from edgesim.simulate import run, to_json
+from edgesim.simulate import run
 
 BASE = {
     "seed": 3,

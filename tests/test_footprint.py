@@ -1,0 +1,188 @@
+"""The memory estimate: its parts, the machine's memory, and the refusals it drives."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from edgesim import footprint
+from edgesim import scenario as scn
+from edgesim.cli import main
+from edgesim.learning.data.sources import SYNTHETIC_TEST_BYTES
+from edgesim.mechanisms.vcg import RIDGE_BATCH_MAX
+from edgesim.sweeps import executors
+from tests.helpers import write
+
+GiB = 2**30
+
+
+def _scenario(**tables) -> scn.Scenario:
+    base = {
+        "data": {"source": "synthetic", "samples": 200_000, "features": 20},
+        "agents": {"count": 20_000},
+        "model": {"kind": "ridge", "l2": 10.0},
+        "mechanism": {"kind": "ffl", "exact_vcg": False},
+        "network": {"fidelity": "batched"},
+        "output": {"local_baseline": False},
+    }
+    for table, keys in tables.items():
+        base[table] = {**base.get(table, {}), **keys}
+    return scn.from_dict(base)
+
+
+def test_data_part_counts_every_copy_of_every_row():
+    sc = _scenario()
+    # auto test set: min(200, 200000 // K = 10, bytes cap) = 10 rows per agent
+    n, n_test = 200_000, 20_000 * min(200, 10, SYNTHETIC_TEST_BYTES // (8 * 20 * 20_000))
+    fp = footprint.estimate(sc)
+    # X (20 floats), Xa with the intercept (21), y and the agent index, for both sets
+    assert fp.parts["data"] == (n + n_test) * (20 + 21 + 2) * 8
+    no_intercept = footprint.estimate(_scenario(model={"intercept": False}))
+    assert no_intercept.parts["data"] == (n + n_test) * (20 + 2) * 8
+
+
+def test_parts_follow_the_options_that_cost_memory():
+    plain = footprint.estimate(_scenario())
+    assert plain.parts["exact VCG"] == 0 and plain.parts["local baseline"] == 0
+    vcg = footprint.estimate(_scenario(mechanism={"exact_vcg": True}))
+    assert 20_000 * 21**2 <= RIDGE_BATCH_MAX  # the batched ridge path: 3 (K, d', d') arrays
+    assert vcg.parts["exact VCG"] == 3 * 20_000 * 21**2 * 8
+    events = footprint.estimate(_scenario(network={"fidelity": "events"}))
+    assert events.parts["network"] == 20_000 * footprint.EVENTS_BYTES_PER_DEVICE
+    assert events.total > plain.total
+    logistic = footprint.estimate(_scenario(model={"kind": "logistic"}, data={"classes": 10}))
+    assert logistic.parts["rounds"] > 5 * plain.parts["rounds"]  # n_params = 21 * 10
+    local = footprint.estimate(_scenario(output={"local_baseline": True}))
+    assert local.parts["local baseline"] == 3 * 20_000 * 21 * 8
+
+
+def test_the_total_is_interpreter_data_network_and_the_larger_transient():
+    fp = footprint.estimate(_scenario(mechanism={"exact_vcg": True}))
+    p = fp.parts
+    transient = max(p["rounds"] + p["exact VCG"] + p["local baseline"], p["output"])
+    assert fp.total == p["interpreter"] + p["data"] + p["network"] + transient
+
+
+def test_stored_sources_use_their_shapes_without_loading(tmp_path):
+    path = tmp_path / "d.npz"
+    rng = np.random.default_rng(0)
+    np.savez(path, X=rng.random((300, 7)), y=np.zeros(300), agent=np.arange(300) % 3)
+    sc = scn.from_dict(
+        {
+            "data": {"source": "npz", "path": str(path)},
+            "agents": {"count": 3},
+            "model": {"kind": "ridge"},
+        }
+    )
+    assert footprint.data_shape(sc)[:3] == (300, 0, 7)
+    digits = scn.from_dict({"data": {"source": "digits", "samples": 500}, "agents": {"count": 5}})
+    assert footprint.data_shape(digits) == (500, 360, 64, 10)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("2000000", 2_000_000), ("512M", 512 * 2**20), ("4G", 4 * GiB), ("1.5GiB", int(1.5 * GiB))],
+)
+def test_memory_limit_override(monkeypatch, text, expected):
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", text)
+    mem = footprint.machine_memory()
+    assert mem.limit == expected and mem.source == "EDGESIM_MEMORY_LIMIT"
+
+
+def test_machine_memory_is_at_most_memtotal(monkeypatch):
+    monkeypatch.delenv("EDGESIM_MEMORY_LIMIT", raising=False)
+    info = footprint._meminfo()
+    if "MemTotal" not in info:
+        pytest.skip("no /proc/meminfo")
+    mem = footprint.machine_memory()
+    assert 0 < mem.limit <= info["MemTotal"] and mem.available == info["MemAvailable"]
+
+
+def test_bad_override_is_bad_input(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "lots")
+    assert main(["run", str(write(tmp_path, "[agents]\ncount = 3\n")), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "EDGESIM_MEMORY_LIMIT" in err[0]
+
+
+def _too_big(tmp_path):
+    # valid (10 samples per agent) but 10^7 rows of 200 features: about 30 GiB of data
+    text = "[agents]\ncount = 1000000\n[data]\nsamples = 10000000\nfeatures = 200\n"
+    text += "[model]\nkind = 'ridge'\n[network]\nfidelity = 'batched'\n"
+    return write(tmp_path, text)
+
+
+def test_a_run_that_does_not_fit_is_refused_with_what_dominates(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "24G")
+    out = tmp_path / "r.json"
+    assert main(["run", str(_too_big(tmp_path)), "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("edgesim: error: data.samples:") and "24.0 GiB" in err[0]
+    assert "--force" in err[0] and "data " in err[0]
+    assert not out.exists()
+    assert main(["plan", str(_too_big(tmp_path))]) == 2  # the dry run refuses too
+
+
+def test_force_runs_anyway_and_dry_run_prints_the_estimate(tmp_path, monkeypatch, capsys):
+    path = write(tmp_path, "[agents]\ncount = 4\n[mechanism]\nkind = 'fedavg'\n")
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "1M")
+    assert main(["run", str(path), "--quiet"]) == 2
+    capsys.readouterr()
+    assert main(["run", str(path), "--quiet", "--force"]) == 0
+    assert main(["plan", str(path), "--force"]) == 0
+    memory = [ln for ln in capsys.readouterr().out.splitlines() if "memory" in ln]
+    sc = scn.load(str(path))
+    assert memory and footprint.human(footprint.estimate(sc).total) in memory[0]
+
+
+def test_more_than_is_free_warns(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("EDGESIM_MEMORY_LIMIT", raising=False)
+    monkeypatch.setattr(
+        footprint, "_meminfo", lambda: {"MemTotal": 64 * GiB, "MemAvailable": 2**20}
+    )
+    monkeypatch.setattr(footprint, "_cgroup_limit", lambda: None)
+    fp, warning = footprint.check(_scenario())
+    assert warning is not None and "MemAvailable" in warning
+    assert main(["run", str(write(tmp_path, "[agents]\ncount = 3\n"))]) == 0
+    assert "edgesim: warning: this run needs" in capsys.readouterr().err
+
+
+def test_a_local_worker_gets_its_share(monkeypatch):
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "8G")
+    handle = executors.make_executor(4)
+    try:
+        assert handle.worker_memory == 2 * GiB and "4 workers" in handle.memory_source
+    finally:
+        handle.close()
+    assert executors.make_executor(0).worker_memory == 8 * GiB
+
+
+def test_a_sweep_names_every_run_that_would_not_fit_before_starting(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "16G")
+    text = (
+        "[data]\nfeatures = 200\n[model]\nkind = 'ridge'\n"
+        "[[sweep.zip]]\n'agents.count' = [10, 1000000, 2000000]\n"
+        "'data.samples' = [100, 10000000, 20000000]\n"
+    )
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(write(tmp_path, text)), "-o", str(out), "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "2 of 3 runs would not fit in 8.0 GiB" in err[0]
+    assert "agents.count=1000000" in err[0] and "agents.count=2000000" in err[0]
+    assert "agents.count=10," not in err[0]
+    assert not out.exists()  # nothing half-written
+
+
+def test_no_shipped_scenario_is_refused_on_a_24_gib_machine():
+    for path in scn.shipped_scenarios().values():
+        for run in scn.load_sweep(str(path), []).runs:
+            assert footprint.estimate(run.scenario).total < 24 * GiB, (path, run.values)
+
+
+def test_estimate_is_json_friendly():
+    fp = footprint.estimate(_scenario())
+    assert json.loads(json.dumps(fp.parts)) == fp.parts
