@@ -195,6 +195,10 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         bytes_up=int(up),
     )
     net = scenario.network
+    if scenario.mechanism.missing == "retry" and net.fidelity != "none":
+        out["notes"].append(
+            "missing = 'retry': retries of lost replies add exchanges (not counted)"
+        )
     if net.fidelity != "none":
         radio = net.radio
         q = {"none": 0.0, "bernoulli": radio.loss_prob}.get(radio.loss)

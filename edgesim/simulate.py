@@ -16,6 +16,7 @@ from edgesim.learning.models import Design, Model, make_model
 from edgesim.mechanisms import make_mechanism
 from edgesim.mechanisms.base import Outcome, ServerContext, clip_norm, loss_bound
 from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
+from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
 from edgesim.network.server import NetworkServer
@@ -136,7 +137,8 @@ class Simulation:
             clip_norm(sc.mechanism),
             loss_bound(sc.mechanism),
         )
-        gen = make_mechanism(sc.mechanism.kind)(ctx)
+        repair = Repair(sc.mechanism.missing, sc.mechanism.retry_max, participants.size)
+        gen = with_repair(make_mechanism(sc.mechanism.kind)(ctx), repair)
         server = None
         # A diverging run (too large a step for amplified reports) overflows on its way
         # to inf; the mechanism detects that and the result says "diverged".

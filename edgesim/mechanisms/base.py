@@ -149,6 +149,17 @@ class MechanismConfig:
     local_rounds: int = option(
         5000, "cap on gradient steps of each agent's local learning (accelerated GD)", ge=1
     )
+    missing: str = option(
+        "reweight",
+        "what the server does about a round's missing replies: 'reweight' (rescale the"
+        " replies that arrived), 'retry' (ask the missing agents again at the same model, up"
+        " to retry_max times, then reweight) or 'stale' (use each missing agent's latest"
+        " earlier report; not with secure aggregation)",
+        choices=("reweight", "retry", "stale"),
+    )
+    retry_max: int = option(
+        3, "missing = 'retry': the most retries of one round before it is reweighted", ge=0
+    )
 
 
 #: Mechanisms whose agents send gradient reports (clip_norm applies), and loss reports (loss_bound).

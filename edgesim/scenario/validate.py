@@ -15,7 +15,7 @@ from edgesim.agents import STRATEGIES, StrategyConfig
 from edgesim.config import check_value, kinds_of, matches, suggest
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
-from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES
+from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, secure_aggregation
 from edgesim.plugins import register_from_spec
 from edgesim.scenario.keys import Layer, _locate, _under
 from edgesim.scenario.schema import AgentsConfig, Scenario
@@ -187,6 +187,18 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                     f" {_or_list([repr(k) for k in kinds])}, or leave it 'auto'",
                 )
             )
+    if (
+        m.missing == "stale"
+        and not bad("mechanism.missing", "mechanism.kind", "mechanism.secure_aggregation")
+        and secure_aggregation(m)
+    ):
+        errors.append(
+            ScenarioError(
+                "mechanism.missing",
+                "'stale' reuses individual reports, which secure aggregation hides; use 'retry'"
+                " or 'reweight', or set mechanism.secure_aggregation = false",
+            )
+        )
     if not bad("mechanism.clusters", "agents.count"):
         if isinstance(m.clusters, int) and m.clusters > K:
             errors.append(

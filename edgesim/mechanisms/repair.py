@@ -1,0 +1,170 @@
+"""What the server does about a round's missing replies (``mechanism.missing``).
+
+The paper assumes every reply arrives; a wireless edge never promises it. A
+repair policy wraps any mechanism generator (:func:`with_repair`), so every
+mechanism, built in or registered, and both drivers get it. It knows no time:
+it only yields more :class:`~edgesim.mechanisms.protocol.Gather` steps, which the
+driver answers (and counts: messages, bytes and simulated seconds) like any other.
+
+- ``reweight`` (default): pass the replies that arrived; the mechanism
+  rescales their weighted sum to the objective's weight
+  (:func:`~edgesim.mechanisms.base.weighted_total`). The default is today's
+  behaviour: it costs nothing, and the lossy-faithfulness study measures what it loses.
+- ``retry``: ask again only the agents whose replies are missing, at the same
+  model, up to ``mechanism.retry_max`` times; then fall back to reweight over
+  what arrived. An agent whose device never comes back is given up on after
+  ``retry_max`` retries, so a permanently offline device cannot hang a run.
+  When every reply eventually arrives, the mechanism sees exactly the replies
+  of a lossless round (same agents, same order, same values): the model and
+  payments are the lossless run's, bit for bit; only time and messages grow.
+- ``stale``: fill each missing reply with that agent's most recent report of
+  the same kind (SAG-style, Schmidt, Le Roux and Bach, 2017), taken at an
+  earlier model. Reports are individual, so this needs the server to see
+  them: it is refused with secure aggregation. An agent that never replied
+  stays missing (reweighted). In FFL's Phase II a stale gradient g_j(w[t'])
+  with t' < t enters sum_{j != k} p_j grad F_j, so the trapezoid rule
+  integrates a gradient field lagging by t - t' steps: the error of P_k grows
+  with eta2 L_g (t - t') p_j |g| per stale term (measured in the study).
+
+A policy never changes a round in which every reply arrived. Steps asking for
+data or local models (evaluation only) are passed through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from edgesim.mechanisms.protocol import Gather, Replies
+
+POLICIES = ("reweight", "retry", "stale")
+REPAIRABLE = ("gradient", "loss", "loss_change")
+
+
+class Repair:
+    """One run's repair policy and its state: counts, and the latest report per agent (stale)."""
+
+    def __init__(self, policy: str, retry_max: int, K: int):
+        if policy not in POLICIES:
+            raise ValueError(f"unknown missing-reply policy {policy!r}; allowed: {POLICIES}")
+        self.policy, self.retry_max, self.K = policy, int(retry_max), int(K)
+        self.retries = 0  # extra exchanges
+        self.recovered = 0  # replies that arrived on a retry
+        self.stale = 0  # replies filled from an earlier report
+        self.given_up = 0  # replies still missing after the policy
+        self._latest: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def gather(self, step: Gather):
+        """Yield ``step`` (and its retries); return the :class:`Replies` the policy makes of them."""
+        r = yield step
+        if r.missing.size == 0 or step.ask not in REPAIRABLE or self.policy == "reweight":
+            self.given_up += int(r.missing.size)
+            return r
+        if self.policy == "retry":
+            for _ in range(self.retry_max):
+                again = yield _retry_step(step, r.missing, self.K)
+                self.retries += 1
+                self.recovered += int(again.agents.size)
+                r = _merge(step, r, again, self.K)
+                if r.missing.size == 0:
+                    break
+        else:
+            r = self._fill(step, r)
+        self.given_up += int(r.missing.size)
+        return r
+
+    def remember(self, step: Gather, r: Replies) -> None:
+        """Keep each replier's report as its latest of this kind (``stale`` only)."""
+        if self.policy != "stale" or step.ask not in REPAIRABLE or r.values is None:
+            return
+        if step.ask not in self._latest:
+            shape = (self.K, *r.values.shape[1:])
+            self._latest[step.ask] = (np.zeros(shape), np.zeros(self.K, dtype=bool))
+        values, known = self._latest[step.ask]
+        values[r.agents] = r.values
+        known[r.agents] = True
+
+    def _fill(self, step: Gather, r: Replies) -> Replies:
+        """Return ``r`` with each missing agent's latest report added, in the order asked."""
+        if step.ask not in self._latest or r.values is None:
+            return r
+        values, known = self._latest[step.ask]
+        filled = r.missing[known[r.missing]]
+        if filled.size == 0:
+            return r
+        self.stale += int(filled.size)
+        stale = Replies(filled, values=values[filled])
+        return _merge(step, r, stale, self.K, missing=r.missing[~known[r.missing]])
+
+    def info(self) -> dict:
+        """Return what the policy did, for ``mechanism_info.repair``."""
+        return {
+            "policy": self.policy,
+            "retry_max": self.retry_max,
+            "retries": self.retries,
+            "recovered_replies": self.recovered,
+            "stale_replies": self.stale,
+            "given_up_replies": self.given_up,
+        }
+
+
+def _retry_step(step: Gather, missing: np.ndarray, K: int) -> Gather:
+    """Return ``step`` addressed to ``missing`` only (same model; their aggregation weights)."""
+    aggregate = step.aggregate
+    if aggregate is not None:
+        aggregate = aggregate[_positions(step, missing, K)]
+    return dataclasses.replace(step, agents=missing, aggregate=aggregate)
+
+
+def _positions(step: Gather, agents: np.ndarray, K: int) -> np.ndarray:
+    """Return where ``agents`` stand in the step's list of recipients."""
+    if step.agents is None:
+        return np.asarray(agents)
+    lookup = np.full(K, -1, dtype=np.int64)
+    lookup[np.asarray(step.agents)] = np.arange(len(step.agents))
+    return lookup[agents]
+
+
+def _merge(step: Gather, first: Replies, extra: Replies, K: int, missing=None) -> Replies:
+    """Return the replies of ``first`` and ``extra`` together, in the order the step asked.
+
+    The order matters: the mechanism's weighted sum then adds the reports in
+    the same order as a lossless round, so a fully recovered round is bit for
+    bit a lossless one. Under secure aggregation the two sums are added.
+    """
+    agents = np.concatenate([first.agents, extra.agents])
+    order = np.argsort(_positions(step, agents, K), kind="stable")
+    values = total = None
+    if first.values is not None and extra.values is not None:
+        values = np.concatenate([first.values, extra.values])[order]
+    else:
+        total = first.total + extra.total
+    return Replies(
+        agents[order],
+        values=values,
+        total=total,
+        missing=extra.missing if missing is None else missing,
+    )
+
+
+def with_repair(mechanism_gen, policy: Repair):
+    """Run ``mechanism_gen`` with ``policy`` between it and the driver; returns its Outcome.
+
+    A generator like any mechanism: it yields the mechanism's steps (and the
+    policy's retries) and sends the repaired replies back. When the policy did
+    anything (``retry`` or ``stale`` with a missing reply), the Outcome's
+    ``info`` gains ``repair`` (:meth:`Repair.info`); otherwise it is untouched.
+    """
+    try:
+        step = next(mechanism_gen)
+        while True:
+            replies = yield from policy.gather(step)
+            policy.remember(step, replies)
+            step = mechanism_gen.send(replies)
+    except StopIteration as stop:
+        outcome = stop.value
+    acted = policy.policy != "reweight" and (policy.retries or policy.stale or policy.given_up)
+    if acted and isinstance(getattr(outcome, "info", None), dict):
+        outcome.info["repair"] = policy.info()
+    return outcome
