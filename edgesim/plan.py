@@ -110,6 +110,8 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         exchanges = T1 + 1 + problems * max(per, 0)
         messages = K * T1 + K + problems * (K - 1) * max(per, 0)
         out.update(T1=T1, T2=T2, problems=problems, grad=(exchanges, messages), loss=(0, 0, 0))
+        rounds2 = max(per, 0) if problems else 0  # parallel: one exchange per round, to all K
+        out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
     elif kind == "dp-ffl":
         T1, T2 = dp_rounds(ctx)
         L = cluster_count(ctx)
@@ -118,12 +120,16 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         grad_msgs = K * T1 + (K * (L - 1) * T2 if problems else 0)
         out["grad"] = (T1 + problems * T2, grad_msgs)
         out["loss"] = (problems, problems * K, problems * K)  # with the reference model
+        rounds2 = T2 + 1 if problems else 0  # parallel: T2 descent rounds, then the losses
+        out["parallel"] = (T1 + rounds2, K * (T1 + rounds2))
     elif kind == "vcg-federated":
         T1 = _phase1_rounds(sim, ctx, design)
         problems = K if K > 1 else 0  # one agent: nobody else to train on, P = 0
         out.update(T1=T1, T2=T1, problems=problems)
         out["grad"] = (T1 + problems * T1, K * T1 + problems * (K - 1) * T1)
         out["loss"] = (1 + problems, K + problems * (K - 1), 0)
+        rounds2 = T1 + 1 if problems else 0  # parallel: the K trainings' rounds, then the losses
+        out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
     elif kind in ("local", "vcg"):
         out.update(grad=(0, 0), loss=(0, 0, 0))
         if kind == "vcg":
@@ -187,8 +193,12 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         up += int(
             (HEADER_BYTES + FLOAT_BYTES * design.n_k * (sim.data.d + 1)).sum()
         )  # the central reference's data uploads
+    exchanges = g_ex + l_ex + (1 if data_up else 0)
+    if scenario.mechanism.phase2_schedule == "parallel" and "parallel" in c:
+        # the same bytes in fewer messages: each agent's reports of one round travel together
+        exchanges, messages = c["parallel"]
     out.update(
-        exchanges=g_ex + l_ex + (1 if data_up else 0),
+        exchanges=exchanges,
         messages_down=messages,
         messages_up=messages,
         bytes_down=int(down),

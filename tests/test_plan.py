@@ -57,6 +57,19 @@ def test_other_mechanisms_messages_exact_in_memory(kind):
     assert (p["bytes_down"], p["bytes_up"]) == (c["bytes_down"], c["bytes_up"])
 
 
+@pytest.mark.parametrize("kind", ["ffl", "dp-ffl", "vcg-federated"])
+def test_parallel_phase2_messages_are_predicted_exactly(kind):
+    sc = scenario.load(None, [*SMALL, *MEMORY, f"mechanism.kind={kind}", "mechanism.phase1_rounds=20",
+                              "mechanism.phase2_rounds=3", "mechanism.clusters=3",
+                              "mechanism.secure_aggregation=false",
+                              "mechanism.phase2_schedule=parallel"])  # fmt: skip
+    p = planner.plan(sc)
+    c = run(sc)["communication"]
+    assert (p["messages_down"], p["messages_up"]) == (c["messages_down"], c["messages_up"])
+    assert (p["bytes_down"], p["bytes_up"]) == (c["bytes_down"], c["bytes_up"])
+    assert p["exchanges"] == sum(c["rounds"].values())
+
+
 def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["run", "--dry-run", "--json", str(out), "--set", "agents.count=4"]) == 0

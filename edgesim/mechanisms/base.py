@@ -157,6 +157,15 @@ class MechanismConfig:
         " earlier report; not with secure aggregation)",
         choices=("reweight", "retry", "stale"),
     )
+    phase2_schedule: str = option(
+        "sequential",
+        "how the Phase II problems (ffl: one per agent; dp-ffl: one per cluster;"
+        " vcg-federated: one training per agent) share the network: 'sequential' (one after"
+        " another: sum_k T2_k round trips) or 'parallel' (round t of every problem in one"
+        " exchange, each agent receiving the iterates it is needed at: max_k T2_k round trips,"
+        " the same bytes)",
+        choices=("sequential", "parallel"),
+    )
     retry_max: int = option(
         3, "missing = 'retry': the most retries of one round before it is reweighted", ge=0
     )

@@ -45,6 +45,7 @@ from edgesim.mechanisms.base import (
     register_mechanism,
     secure_aggregation,
 )
+from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import descend, step_size_phase1, step_size_phase2
 from edgesim.mechanisms.vcg import balanced_clusters, resolve_clusters
@@ -158,12 +159,13 @@ def dp_ffl(ctx: ServerContext):
     )  # fmt: skip
     payments = np.zeros(K)
     etas = []
-    for l in range(L):
+
+    def cluster_problem(l: int):  # Alg. 2's Phase II for cluster l; sets its members' payments
         members = np.flatnonzero(clusters == l)
         others = np.flatnonzero(clusters != l)
         weight = float(p[others].sum())
         if weight == 0:  # a single cluster: nobody is left, P_k = 0 (Definition 2)
-            continue
+            return
         eta2 = step_size_phase2(ctx, weight)
         etas.append(eta2)
         w_l, _, _ = yield from descend(
@@ -178,6 +180,8 @@ def dp_ffl(ctx: ServerContext):
         total = diff.sum()
         payments[members] = (total - diff[members]) / p[members]
         payments[members] += sigma_p * rng.standard_normal(members.size)
+
+    yield from run_problems([cluster_problem(l) for l in range(L)], cfg.phase2_schedule)
     info = {
         "eta1": eta1,
         "eta2": float(np.mean(etas)) if etas else 0.0,

@@ -21,6 +21,7 @@ from edgesim.mechanisms.protocol import (
     FLOAT_BYTES,
     HEADER_BYTES,
     Gather,
+    GatherMany,
     Replies,
     model_bytes,
     payload_bytes,
@@ -158,6 +159,32 @@ class AgentSide:
             return Replies(agents, total=total)
         return Replies(agents, values=values)
 
+    def many_bytes(self, step: GatherMany, agents: np.ndarray, each: list) -> tuple:
+        """Return (download bytes, upload bytes, reports) per agent of ``agents``, each (m,).
+
+        ``agents``: every recipient once, sorted; ``each``: each part's recipients. An
+        agent's message is the concatenation of the part messages it replaces.
+        """
+        down = np.zeros(agents.size, dtype=np.int64)
+        up = np.zeros(agents.size, dtype=np.int64)
+        reports = np.zeros(agents.size, dtype=np.int64)
+        for part, recipients in zip(step.parts, each, strict=True):
+            pos = np.searchsorted(agents, recipients)
+            down[pos] += self.download_bytes(part)
+            up[pos] += self.upload_bytes(part, recipients)
+            reports[pos] += 1
+        return down, up, reports
+
+    def answer_many(self, step: GatherMany, replied: np.ndarray, each: list) -> list[Replies]:
+        """Return one :class:`Replies` per part: those of its recipients in ``replied``."""
+        out = []
+        for part, recipients in zip(step.parts, each, strict=True):
+            arrived = np.isin(recipients, replied)
+            r = self.answer(part, recipients[arrived])
+            r.missing = recipients[~arrived]
+            out.append(r)
+        return out
+
     @staticmethod
     def aggregate_weights(step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the secure-aggregation weights of ``agents`` (a subset of the step's recipients)."""
@@ -212,7 +239,18 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
     counters = Counters()
     everyone = np.arange(K)
 
-    def answer(step: Gather) -> Replies:
+    def answer(step: Gather | GatherMany) -> Replies | list[Replies]:
+        if isinstance(step, GatherMany):  # one message each way per recipient
+            agents, each = step.recipients(K)
+            down, up, _ = agent_side.many_bytes(step, agents, each)
+            counters.rounds[step.phase] = counters.rounds.get(step.phase, 0) + 1
+            counters.messages_down += agents.size
+            counters.messages_up += agents.size
+            counters.transmissions_up += agents.size
+            counters.bytes_down += int(down.sum())
+            counters.bytes_up += int(up.sum())
+            progress.update(phase=step.phase, round=counters.rounds[step.phase])
+            return agent_side.answer_many(step, agents, each)
         agents = everyone if step.agents is None else np.asarray(step.agents)
         if step.ask != "local_model":
             m = int(agents.size)

@@ -77,6 +77,7 @@ import numpy as np
 
 from edgesim import theory
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
+from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import run_phase1, step_size_phase1, step_size_phase2
 
@@ -401,8 +402,11 @@ def ffl(ctx: ServerContext):
     restarts = np.zeros(K, dtype=np.int64)
     eta_final = etas.astype(float).copy()
     disc = np.zeros(K)
-    for k in active.tolist():  # lines 8-15, one problem per agent
-        prob = yield from payment_problem(ctx, k, w_star, shared, float(etas[k]), T2)
+    problems = [  # lines 8-15, one problem per agent
+        payment_problem(ctx, k, w_star, shared, float(etas[k]), T2) for k in active.tolist()
+    ]
+    solved = yield from run_problems(problems, cfg.phase2_schedule)
+    for k, prob in zip(active.tolist(), solved, strict=True):
         path = prob.path
         L_f = max(L_f, prob.L_f)
         if path.status != "done":

@@ -59,6 +59,36 @@ class Gather:
             raise ValueError(f"unknown ask {self.ask!r}; allowed: {ASKS}")
 
 
+@dataclass(frozen=True, eq=False)
+class GatherMany:
+    """Several :class:`Gather` steps served in one exchange (Phase II in parallel).
+
+    Each agent receives one message carrying the models of every part it is a
+    recipient of and replies with one message carrying that many reports: the
+    concatenation of the per-part messages it replaces, so its size is the sum
+    of theirs (headers included), while the round trips fall to one. A lost
+    message loses all the reports it carries. The mechanism receives a list of
+    :class:`Replies`, one per part, in the parts' order. ``phase`` labels the
+    exchange; parts may not ask for ``data`` or ``local_model`` nor aggregate
+    securely (one secure aggregation session per exchange).
+    """
+
+    parts: tuple[Gather, ...]
+    phase: str = "phase2"
+    problem: int = -1
+
+    def __post_init__(self):
+        for part in self.parts:
+            if part.ask in ("data", "local_model") or part.aggregate is not None:
+                raise ValueError("GatherMany parts ask for reports, openly (no secure aggregation)")
+
+    def recipients(self, K: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Return (every recipient once, sorted; each part's recipients as an array)."""
+        each = [np.arange(K) if g.agents is None else np.asarray(g.agents) for g in self.parts]
+        union = np.unique(np.concatenate(each)) if each else np.zeros(0, dtype=np.int64)
+        return union, each
+
+
 @dataclass(eq=False)
 class Replies:
     """What the server received for one :class:`Gather`.

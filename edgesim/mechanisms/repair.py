@@ -36,7 +36,7 @@ import dataclasses
 
 import numpy as np
 
-from edgesim.mechanisms.protocol import Gather, Replies
+from edgesim.mechanisms.protocol import Gather, GatherMany, Replies
 
 POLICIES = ("reweight", "retry", "stale")
 REPAIRABLE = ("gradient", "loss", "loss_change")
@@ -55,24 +55,38 @@ class Repair:
         self.given_up = 0  # replies still missing after the policy
         self._latest: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-    def gather(self, step: Gather):
-        """Yield ``step`` (and its retries); return the :class:`Replies` the policy makes of them."""
-        r = yield step
-        if r.missing.size == 0 or step.ask not in REPAIRABLE or self.policy == "reweight":
-            self.given_up += int(r.missing.size)
-            return r
-        if self.policy == "retry":
+    def gather(self, step: Gather | GatherMany):
+        """Yield ``step`` (and its retries); return the :class:`Replies` the policy makes of them.
+
+        For a :class:`GatherMany`, a list of Replies (one per part); a retry is then
+        one exchange re-asking each part's missing agents.
+        """
+        many = isinstance(step, GatherMany)
+        parts = list(step.parts) if many else [step]
+        got = yield step
+        rs = list(got) if many else [got]
+        lacking = [i for i, r in enumerate(rs) if r.missing.size and parts[i].ask in REPAIRABLE]
+        if lacking and self.policy == "retry":
             for _ in range(self.retry_max):
-                again = yield _retry_step(step, r.missing, self.K)
+                retry = [_retry_step(parts[i], rs[i].missing, self.K) for i in lacking]
+                again = yield (
+                    GatherMany(tuple(retry), step.phase, step.problem) if many else retry[0]
+                )
+                again = list(again) if many else [again]
                 self.retries += 1
-                self.recovered += int(again.agents.size)
-                r = _merge(step, r, again, self.K)
-                if r.missing.size == 0:
+                for i, a in zip(lacking, again, strict=True):
+                    self.recovered += int(a.agents.size)
+                    rs[i] = _merge(parts[i], rs[i], a, self.K)
+                lacking = [i for i in lacking if rs[i].missing.size]
+                if not lacking:
                     break
-        else:
-            r = self._fill(step, r)
-        self.given_up += int(r.missing.size)
-        return r
+        elif lacking and self.policy == "stale":
+            for i in lacking:
+                rs[i] = self._fill(parts[i], rs[i])
+        for part, r in zip(parts, rs, strict=True):
+            self.given_up += int(r.missing.size)
+            self.remember(part, r)
+        return rs if many else rs[0]
 
     def remember(self, step: Gather, r: Replies) -> None:
         """Keep each replier's report as its latest of this kind (``stale`` only)."""
@@ -160,7 +174,6 @@ def with_repair(mechanism_gen, policy: Repair):
         step = next(mechanism_gen)
         while True:
             replies = yield from policy.gather(step)
-            policy.remember(step, replies)
             step = mechanism_gen.send(replies)
     except StopIteration as stop:
         outcome = stop.value

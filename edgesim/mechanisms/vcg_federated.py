@@ -24,6 +24,7 @@ from edgesim.mechanisms.base import (
     ServerContext,
     register_mechanism,
 )
+from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import descend, run_phase1, step_size_phase1, step_size_phase2
 
@@ -40,29 +41,30 @@ def vcg_federated(ctx: ServerContext):
     at_star[r.agents] = r.values
     replied_star = np.zeros(K, dtype=bool)
     replied_star[r.agents] = True
-    payments = np.zeros(K)
     everyone = np.arange(K)
-    diverged_runs = []
-    for k in range(K):
+
+    def training(k: int):  # the federated training without agent k, then its payment
         others = np.delete(everyone, k)
         weight = float(p[others].sum())
         if weight == 0:
-            continue  # a single agent: nobody else, P_k = 0
+            return 0.0  # a single agent: nobody else, P_k = 0
         eta = step_size_phase2(ctx, weight)
         w, _, diverged_k = yield from descend(
             ctx, ctx.w0, agents=others, weight=weight, eta=eta, rounds=T1, phase="phase2", problem=k
         )
         if diverged_k:
-            payments[k] = np.nan
-            diverged_runs.append(k)
-            continue
+            return None
         r = yield Gather(w, agents=others, ask="loss", phase="phase2", problem=k)
         # Sums over the agents that replied to both loss rounds (rescaled to weight 1 - p_k).
         a = r.agents[replied_star[r.agents]]
         v = r.values[replied_star[r.agents]]
         got = float(p[a].sum())
         diff = float(p[a] @ (at_star[a] - v))
-        payments[k] = diff * (weight / got) / p[k] if got > 0 else np.nan
+        return diff * (weight / got) / p[k] if got > 0 else np.nan
+
+    solved = yield from run_problems([training(k) for k in range(K)], ctx.cfg.phase2_schedule)
+    diverged_runs = [k for k, P in enumerate(solved) if P is None]
+    payments = np.array([np.nan if P is None else P for P in solved], dtype=float)
     info = {
         "eta1": eta1,
         "runs": K + 1,

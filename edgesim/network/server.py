@@ -49,7 +49,7 @@ from simpy.events import NORMAL, Timeout
 
 from edgesim import progress
 from edgesim.mechanisms.driver import AgentSide, Counters
-from edgesim.mechanisms.protocol import Gather
+from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
 from edgesim.network.access import Dedicated
 from edgesim.network.availability import AlwaysOn
@@ -272,7 +272,7 @@ class NetworkServer:
 
     # ------------------------------------------------------------------ planning
     def plan_exchange(
-        self, agents: np.ndarray, down_bytes, up_bytes: np.ndarray, compute: bool = True
+        self, agents: np.ndarray, down_bytes, up_bytes: np.ndarray, compute=True
     ) -> Plan:
         """Draw everything random about one exchange (see the module docstring for the order).
 
@@ -281,7 +281,7 @@ class NetworkServer:
         about times past the deadline (the round is closed by then), and no
         uplink is drawn for it.
         """
-        if self.steady_ok and agents is self.everyone and compute:
+        if self.steady_ok and agents is self.everyone and compute is True:
             plan = self._steady_plan(down_bytes, up_bytes)
             if plan is not None:
                 return plan
@@ -300,11 +300,12 @@ class NetworkServer:
         if not self.always_on:
             ask = np.flatnonzero(delivered)
             received[ask] = net.availability.online(dev[ask], t0 + arrive[ask])
-        compute = (
-            net.compute.times_ns(dev, net.rng["compute"])
-            if compute
-            else np.zeros(m, dtype=np.int64)
-        )
+        if compute is False:
+            compute = np.zeros(m, dtype=np.int64)
+        elif compute is True:
+            compute = net.compute.times_ns(dev, net.rng["compute"])
+        else:  # reports per device (a GatherMany): one draw, times the reports it computes
+            compute = net.compute.times_ns(dev, net.rng["compute"]) * np.asarray(compute)
         send_at = arrive + compute
         ready = received if horizon is None else received & (send_at <= horizon)
         sending = ready.copy()
@@ -519,8 +520,21 @@ class NetworkServer:
         )
         return agents if plan.steady else agents[replied]
 
-    def gather(self, step: Gather):
-        """Answer one mechanism step over the network (SimPy generator returning Replies)."""
+    def gather(self, step: Gather | GatherMany):
+        """Answer one mechanism step over the network (SimPy generator returning Replies).
+
+        A :class:`GatherMany` is one exchange: each recipient gets one message with
+        its parts' models, computes one report per part (its compute time times
+        the number of reports) and sends them in one reply; returns a list of Replies.
+        """
+        if isinstance(step, GatherMany):
+            agents, each = step.recipients(self.everyone.size)
+            down, up, reports = self.side.many_bytes(step, agents, each)
+            replied = yield from self.exchange(
+                agents, down, up, step.phase, step.problem, compute=reports
+            )
+            progress.update(phase=step.phase, round=self.counters.rounds.get(step.phase, 0))
+            return self.side.answer_many(step, replied, each)
         agents = self.everyone if step.agents is None else np.asarray(step.agents)
         if step.ask == "local_model":
             return self.side.answer(step, agents)  # evaluation only: no message

@@ -16,6 +16,7 @@ from edgesim.config import check_value, kinds_of, matches, suggest
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
 from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, secure_aggregation
+from edgesim.mechanisms.parallel import HAS_PHASE2
 from edgesim.plugins import register_from_spec
 from edgesim.scenario.keys import Layer, _locate, _under
 from edgesim.scenario.schema import AgentsConfig, Scenario
@@ -199,6 +200,24 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                 " or 'reweight', or set mechanism.secure_aggregation = false",
             )
         )
+    if m.phase2_schedule == "parallel" and not bad("mechanism.phase2_schedule", "mechanism.kind"):
+        if m.kind in BUILTIN_MECHANISMS and m.kind not in HAS_PHASE2:
+            errors.append(
+                ScenarioError(
+                    "mechanism.phase2_schedule",
+                    f"mechanism {m.kind!r} has no Phase II to run in parallel; 'parallel' is for"
+                    f" {_or_list([repr(k) for k in HAS_PHASE2])}",
+                )
+            )
+        elif m.kind == "dp-ffl" and secure_aggregation(m):
+            errors.append(
+                ScenarioError(
+                    "mechanism.phase2_schedule",
+                    "'parallel' serves several problems in one exchange, but secure aggregation"
+                    " runs one session per exchange; set mechanism.secure_aggregation = false"
+                    " or keep 'sequential'",
+                )
+            )
     if not bad("mechanism.clusters", "agents.count"):
         if isinstance(m.clusters, int) and m.clusters > K:
             errors.append(
