@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from edgesim.cli import main
+from edgesim.mechanisms.driver import drive
 from edgesim.mechanisms.protocol import Gather, Replies
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.output import to_json
@@ -126,18 +127,9 @@ def _mechanism(rounds: int):
     return out
 
 
-def _drive(gen, answer):
-    try:
-        step = next(gen)
-        while True:
-            step = gen.send(answer(step))
-    except StopIteration as stop:
-        return stop.value
-
-
 def test_retry_asks_only_the_missing_agents_and_merges_in_the_order_asked():
     answer, asked = _scripted([{1, 3}, {3}, set()])
-    got = _drive(with_repair(_mechanism(1), Repair("retry", 5, 5)), answer)
+    got = drive(with_repair(_mechanism(1), Repair("retry", 5, 5)), answer)
     assert asked == [[0, 1, 2, 3, 4], [1, 3], [3]]
     agents, values, missing = got[0]
     assert agents == [0, 1, 2, 3, 4] and missing == []
@@ -146,7 +138,7 @@ def test_retry_asks_only_the_missing_agents_and_merges_in_the_order_asked():
 
 def test_retry_max_zero_is_reweight_and_a_complete_round_is_untouched():
     answer, asked = _scripted([{2}, set()])
-    got = _drive(with_repair(_mechanism(2), Repair("retry", 0, 5)), answer)
+    got = drive(with_repair(_mechanism(2), Repair("retry", 0, 5)), answer)
     assert asked == [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]
     assert got[0][0] == [0, 1, 3, 4] and got[0][2] == [2]
     assert got[1][0] == [0, 1, 2, 3, 4]
@@ -154,7 +146,7 @@ def test_retry_max_zero_is_reweight_and_a_complete_round_is_untouched():
 
 def test_stale_uses_the_latest_earlier_report():
     answer, _ = _scripted([{4}, set(), {1, 4}])
-    got = _drive(with_repair(_mechanism(3), Repair("stale", 0, 5)), answer)
+    got = drive(with_repair(_mechanism(3), Repair("stale", 0, 5)), answer)
     assert got[0][0] == [0, 1, 2, 3] and got[0][2] == [4]  # no earlier report of agent 4
     agents, values, missing = got[2]
     assert agents == [0, 1, 2, 3, 4] and missing == []
