@@ -97,7 +97,9 @@ class RunRecord:
     )
     communication: dict = _f(
         "messages_down, messages_up, bytes_down, bytes_up, transmissions_up, retransmissions,"
-        " dropped, and rounds per phase"
+        " dropped, rounds per phase, model_message_bytes (one model or gradient message as"
+        " sent: network.model_bytes + 64) and learning_model_message_bytes (the learning"
+        " model's own: 8 n_params + 64)"
     )
     sim_time_s: dict = _f("simulated seconds: total, phase1, phase2 (zero without a network)")
     model: dict = _f(

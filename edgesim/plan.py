@@ -38,7 +38,7 @@ from edgesim import theory
 from edgesim.mechanisms.base import clip_norm
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
-from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, model_bytes, payload_bytes
+from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
 from edgesim.scenario import Scenario
 from edgesim.simulate import Simulation
 
@@ -186,9 +186,10 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     l_ex, l_msg, l_ref = c["loss"]
     data_up = c.get("data_upload", 0)
     messages = g_msg + l_msg + data_up
-    down = model_bytes(n_params) * (g_msg + l_msg) + FLOAT_BYTES * n_params * l_ref
+    payload = scenario.network.payload_bytes(n_params)
+    down = (HEADER_BYTES + payload) * (g_msg + l_msg) + payload * l_ref
     down += HEADER_BYTES * data_up
-    up = payload_bytes("gradient", n_params) * g_msg + payload_bytes("loss", n_params) * l_msg
+    up = (HEADER_BYTES + payload) * g_msg + payload_bytes("loss", n_params) * l_msg
     if data_up:
         up += int(
             (HEADER_BYTES + FLOAT_BYTES * design.n_k * (sim.data.d + 1)).sum()

@@ -16,6 +16,7 @@ from edgesim.learning.models import Design, Model, make_model
 from edgesim.mechanisms import make_mechanism
 from edgesim.mechanisms.base import Outcome, ServerContext, clip_norm, loss_bound
 from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
+from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
@@ -136,6 +137,7 @@ class Simulation:
             sc.network.secagg.value_bound,
             clip_norm(sc.mechanism),
             loss_bound(sc.mechanism),
+            sc.network.payload_bytes(self.model.n_params(self.data.d)),
         )
         repair = Repair(sc.mechanism.missing, sc.mechanism.retry_max, participants.size)
         gen = with_repair(make_mechanism(sc.mechanism.kind)(ctx), repair)
@@ -320,7 +322,11 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
             "phase2_per_agent": _per_agent(out.phase2_per_agent, mrun.participants, K),
             "phase2_problems": len(out.phase2_rounds),
         },
-        communication=mrun.counters.to_json(),
+        communication={
+            **mrun.counters.to_json(),
+            "model_message_bytes": HEADER_BYTES + mrun.side.payload(),
+            "learning_model_message_bytes": model_bytes(model.n_params(sim.data.d)),
+        },
         sim_time_s=(
             mrun.network.time_by_phase()
             if mrun.network is not None

@@ -23,7 +23,6 @@ from edgesim.mechanisms.protocol import (
     Gather,
     GatherMany,
     Replies,
-    model_bytes,
     payload_bytes,
 )
 
@@ -95,7 +94,9 @@ class AgentSide:
         value_bound: float = DEFAULT_VALUE_BOUND,
         clip_norm: float | None = None,
         loss_bound: float | None = None,
+        model_payload_bytes: int | None = None,
     ):
+        self.model_payload_bytes = model_payload_bytes
         self.value_bound = value_bound
         self.clip_norm = clip_norm
         self.loss_bound = loss_bound
@@ -200,15 +201,26 @@ class AgentSide:
         if step.ask == "data":
             d1 = self.design.data.d + 1  # the raw features plus the label
             return HEADER_BYTES + FLOAT_BYTES * self.design.n_k[agents] * d1
+        if step.ask == "gradient":
+            return np.full(agents.size, HEADER_BYTES + self.payload(), dtype=np.int64)
         n_params = self.model.n_params(self.design.data.d)
         return np.full(agents.size, payload_bytes(step.ask, n_params), dtype=np.int64)
+
+    def payload(self) -> int:
+        """Return the bytes of model a model or gradient message carries, header excluded.
+
+        ``network.model_bytes`` when set, else the learning model's own 8 n_params.
+        """
+        if self.model_payload_bytes is not None:
+            return self.model_payload_bytes
+        return FLOAT_BYTES * self.model.n_params(self.design.data.d)
 
     def download_bytes(self, step: Gather) -> int:
         """Return the size in bytes of the server's message to each recipient."""
         if step.model is None:
             return HEADER_BYTES
-        extra = 0 if step.reference is None else FLOAT_BYTES * step.reference.size
-        return model_bytes(step.model.size) + extra
+        extra = 0 if step.reference is None else self.payload()  # the reference model w*
+        return HEADER_BYTES + self.payload() + extra
 
 
 def _count(step: Gather, design: Design) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from edgesim.config import option, section
 from edgesim.errors import ScenarioError
+from edgesim.mechanisms.protocol import FLOAT_BYTES
 from edgesim.network.availability import AVAILABILITY_MODELS, AvailabilityConfig
 from edgesim.network.compute import COMPUTE_MODELS, ComputeConfig
 from edgesim.network.links import LINKS, LOSSES, RadioConfig
@@ -40,6 +41,16 @@ class NetworkConfig:
         unit="s",
         gt=0.0,
     )
+    model_bytes: int | str = option(
+        "auto",
+        "bytes of model each model or gradient message carries (its payload; the 64-byte header"
+        " comes on top): 'auto' = the learning model's own 8 n_params, or a number, to time the"
+        " transfers of a real model (say 45e6 for a 45 MB network) on a small learning problem",
+        unit="B",
+        kinds=(int, str),
+        choices=("auto",),
+        ge=1,
+    )
     radio: RadioConfig = section(RadioConfig, "the radio hop between a device and its access point")
     backhaul: BackhaulConfig = section(
         BackhaulConfig, "the wired path from an access point to the server"
@@ -48,6 +59,13 @@ class NetworkConfig:
     compute: ComputeConfig = section(ComputeConfig, "devices' compute time per request")
     availability: AvailabilityConfig = section(AvailabilityConfig, "devices' on/off churn")
     secagg: SecAggConfig = section(SecAggConfig, "secure aggregation (Bonawitz et al.; SecAgg+)")
+
+    def payload_bytes(self, n_params: int) -> int:
+        """Return the bytes of model one model or gradient message carries (header excluded).
+
+        ``model_bytes`` when set, else the learning model's own 8 ``n_params``.
+        """
+        return FLOAT_BYTES * n_params if self.model_bytes == "auto" else int(self.model_bytes)
 
     def register_plugins(self) -> list[ScenarioError]:
         """Register the ``"module:Name"`` kinds this table names (links, losses, compute, availability).
