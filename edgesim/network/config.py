@@ -113,5 +113,7 @@ class NetworkConfig:
         if r.resource_blocks == "per-device":
             return True
         t = self.topology
-        per_cell = agents_count if t.placement == "file" else -(-agents_count // t.access_points)
+        per_cell = (
+            agents_count if t.placement == "file" else -(-agents_count // t.cells(agents_count))
+        )
         return r.resource_blocks >= per_cell

@@ -18,7 +18,9 @@ Placement: device k belongs to cell ``k % access_points`` and sits uniformly
 in the disc of radius ``cell_radius_m`` around its access point, or at the
 coordinates of a CSV file (columns ``x_m,y_m``; each device attaches to the
 nearest access point). Access points stand on a line, ``2 cell_radius_m``
-apart.
+apart; with ``devices_per_cell`` there are ceil(K / devices_per_cell) of them
+on a hexagonal or square grid (:meth:`TopologyConfig.site_xy`), so the load per
+cell stays fixed while K grows.
 """
 
 from __future__ import annotations
@@ -69,9 +71,77 @@ class TopologyConfig:
         unit="m",
         ge=0.0,
     )
+    devices_per_cell: int | str = option(
+        "off",
+        "an integer: ceil(K / devices_per_cell) access points on a grid (the load per cell held"
+        " fixed while K grows; replaces access_points); 'off': access_points cells on a line",
+        kinds=(int, str),
+        choices=("off",),
+        ge=1,
+    )
+    grid: str = option(
+        "hexagonal",
+        "devices_per_cell: the sites' layout, 'hexagonal' (rows offset by half a site) or 'square'",
+        choices=("hexagonal", "square"),
+    )
+    inter_site_distance_m: float | str = option(
+        "auto",
+        "devices_per_cell: distance between neighbouring sites; 'auto' = sqrt(3) cell_radius_m"
+        " (hexagonal cells of that radius tile the plane) or 2 cell_radius_m (square)",
+        unit="m",
+        kinds=(float, int, str),
+        choices=("auto",),
+        gt=0.0,
+    )
+
+    def cells(self, agents_count: int) -> int:
+        """Return the number of access points for ``agents_count`` devices."""
+        if self.devices_per_cell == "off":
+            return self.access_points
+        return -(-agents_count // int(self.devices_per_cell))
+
+    def site_distance_m(self) -> float:
+        """Return the distance between neighbouring sites (metres)."""
+        if self.inter_site_distance_m != "auto":
+            return float(self.inter_site_distance_m)
+        return (3**0.5 if self.grid == "hexagonal" else 2.0) * self.cell_radius_m
+
+    def site_xy(self, M: int) -> np.ndarray:
+        """Return the (M, 2) coordinates of the access points, in metres.
+
+        On a line 2 cell_radius_m apart, or with ``devices_per_cell`` on a grid
+        of about sqrt(M) sites a side: square, or hexagonal (every other row
+        shifted by half a site, rows sqrt(3)/2 sites apart, so that each site's
+        six neighbours are one inter-site distance away).
+        """
+        if self.devices_per_cell == "off":
+            return np.column_stack([2.0 * self.cell_radius_m * np.arange(M), np.zeros(M)])
+        isd = self.site_distance_m()
+        side = max(1, int(np.ceil(np.sqrt(M))))
+        col, row = np.arange(M) % side, np.arange(M) // side
+        if self.grid == "square":
+            return np.column_stack([col * isd, row * isd])
+        return np.column_stack([(col + 0.5 * (row % 2)) * isd, row * isd * 3**0.5 / 2])
 
     def cross_check(self, agents_count: int) -> list[ScenarioError]:
-        """Return the errors of rules spanning keys: a positions file must exist and hold K rows."""
+        """Return the errors of rules spanning keys: a positions file must exist and hold K rows,
+        and devices_per_cell replaces access_points and the file placement."""
+        if self.devices_per_cell != "off":
+            if self.access_points != 1:
+                return [
+                    ScenarioError(
+                        "network.topology.devices_per_cell",
+                        f"sets the number of cells itself; leave access_points at 1 (got"
+                        f" {self.access_points}), or set devices_per_cell = 'off'",
+                    )
+                ]
+            if self.placement == "file":
+                return [
+                    ScenarioError(
+                        "network.topology.devices_per_cell",
+                        "places devices in grid cells; it does not combine with placement = 'file'",
+                    )
+                ]
         if self.placement != "file":
             return []
         key = "network.topology.positions_path"
@@ -105,9 +175,9 @@ class Topology:
     """
 
     def __init__(self, cfg: TopologyConfig, backhaul: BackhaulConfig, K: int, rng):
-        M = cfg.access_points
+        M = cfg.cells(K)
         self.cfg, self.backhaul, self.K, self.M = cfg, backhaul, K, M
-        self.ap_xy = np.column_stack([2.0 * cfg.cell_radius_m * np.arange(M), np.zeros(M)])
+        self.ap_xy = cfg.site_xy(M)
         if cfg.placement == "file":
             xy = read_positions(cfg.positions_path)[:K]
             d2 = ((xy[:, None, :] - self.ap_xy[None, :, :]) ** 2).sum(axis=2)
