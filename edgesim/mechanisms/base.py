@@ -154,7 +154,8 @@ class MechanismConfig:
         "what the server does about a round's missing replies: 'reweight' (rescale the"
         " replies that arrived), 'retry' (ask the missing agents again at the same model, up"
         " to retry_max times, then reweight) or 'stale' (use each missing agent's latest"
-        " earlier report; not with secure aggregation)",
+        " earlier report). Securely aggregated steps are always reweighted (a retry's sum over"
+        " a few agents would reveal their reports)",
         choices=("reweight", "retry", "stale"),
     )
     phase2_schedule: str = option(

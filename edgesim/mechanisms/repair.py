@@ -19,15 +19,17 @@ driver answers (and counts: messages, bytes and simulated seconds) like any othe
   payments are the lossless run's, bit for bit; only time and messages grow.
 - ``stale``: fill each missing reply with that agent's most recent report of
   the same kind (SAG-style, Schmidt, Le Roux and Bach, 2017), taken at an
-  earlier model. Reports are individual, so this needs the server to see
-  them: it is refused with secure aggregation. An agent that never replied
-  stays missing (reweighted). In FFL's Phase II a stale gradient g_j(w[t'])
+  earlier model. An agent that never replied stays missing (reweighted). In FFL's Phase II a stale gradient g_j(w[t'])
   with t' < t enters sum_{j != k} p_j grad F_j, so the trapezoid rule
   integrates a gradient field lagging by t - t' steps: the error of P_k grows
   with eta2 L_g (t - t') p_j |g| per stale term (measured in the study).
 
 A policy never changes a round in which every reply arrived. Steps asking for
-data or local models (evaluation only) are passed through.
+data or local models (evaluation only) are passed through, and so are
+securely aggregated steps: a retry's sum over the few missing agents would
+reveal their reports to the server (one agent's sum is its report), and the
+server never sees individual reports to keep stale ones. Those steps are
+reweighted under every policy (DP-FFL's noise is added before the rescaling).
 """
 
 from __future__ import annotations
@@ -65,10 +67,10 @@ class Repair:
         parts = list(step.parts) if many else [step]
         got = yield step
         rs = list(got) if many else [got]
-        lacking = [i for i, r in enumerate(rs) if r.missing.size and parts[i].ask in REPAIRABLE]
+        lacking = [i for i, r in enumerate(rs) if r.missing.size and _repairable(parts[i])]
         if lacking and self.policy == "retry":
             for _ in range(self.retry_max):
-                retry = [_retry_step(parts[i], rs[i].missing, self.K) for i in lacking]
+                retry = [_retry_step(parts[i], rs[i].missing) for i in lacking]
                 again = yield (
                     GatherMany(tuple(retry), step.phase, step.problem) if many else retry[0]
                 )
@@ -90,7 +92,7 @@ class Repair:
 
     def remember(self, step: Gather, r: Replies) -> None:
         """Keep each replier's report as its latest of this kind (``stale`` only)."""
-        if self.policy != "stale" or step.ask not in REPAIRABLE or r.values is None:
+        if self.policy != "stale" or not _repairable(step) or r.values is None:
             return
         if step.ask not in self._latest:
             shape = (self.K, *r.values.shape[1:])
@@ -123,12 +125,14 @@ class Repair:
         }
 
 
-def _retry_step(step: Gather, missing: np.ndarray, K: int) -> Gather:
-    """Return ``step`` addressed to ``missing`` only (same model; their aggregation weights)."""
-    aggregate = step.aggregate
-    if aggregate is not None:
-        aggregate = aggregate[_positions(step, missing, K)]
-    return dataclasses.replace(step, agents=missing, aggregate=aggregate)
+def _repairable(step: Gather) -> bool:
+    """Whether a policy may repair ``step``: an open report (not data, a local model, or a sum)."""
+    return step.ask in REPAIRABLE and step.aggregate is None
+
+
+def _retry_step(step: Gather, missing: np.ndarray) -> Gather:
+    """Return ``step`` addressed to ``missing`` only (same model)."""
+    return dataclasses.replace(step, agents=missing)
 
 
 def _positions(step: Gather, agents: np.ndarray, K: int) -> np.ndarray:
@@ -145,20 +149,13 @@ def _merge(step: Gather, first: Replies, extra: Replies, K: int, missing=None) -
 
     The order matters: the mechanism's weighted sum then adds the reports in
     the same order as a lossless round, so a fully recovered round is bit for
-    bit a lossless one. Under secure aggregation the two sums are added.
+    bit a lossless one.
     """
     agents = np.concatenate([first.agents, extra.agents])
     order = np.argsort(_positions(step, agents, K), kind="stable")
-    values = total = None
-    if first.values is not None and extra.values is not None:
-        values = np.concatenate([first.values, extra.values])[order]
-    else:
-        total = first.total + extra.total
+    values = np.concatenate([first.values, extra.values])[order]
     return Replies(
-        agents[order],
-        values=values,
-        total=total,
-        missing=extra.missing if missing is None else missing,
+        agents[order], values=values, missing=extra.missing if missing is None else missing
     )
 
 

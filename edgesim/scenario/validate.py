@@ -188,18 +188,6 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                     f" {_or_list([repr(k) for k in kinds])}, or leave it 'auto'",
                 )
             )
-    if (
-        m.missing == "stale"
-        and not bad("mechanism.missing", "mechanism.kind", "mechanism.secure_aggregation")
-        and secure_aggregation(m)
-    ):
-        errors.append(
-            ScenarioError(
-                "mechanism.missing",
-                "'stale' reuses individual reports, which secure aggregation hides; use 'retry'"
-                " or 'reweight', or set mechanism.secure_aggregation = false",
-            )
-        )
     if m.phase2_schedule == "parallel" and not bad("mechanism.phase2_schedule", "mechanism.kind"):
         if m.kind in BUILTIN_MECHANISMS and m.kind not in HAS_PHASE2:
             errors.append(

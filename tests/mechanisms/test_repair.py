@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 
 import numpy as np
@@ -160,10 +162,31 @@ def test_stale_uses_the_latest_earlier_report():
     [
         ("[mechanism]\nmissing = 'resend'\n", "mechanism.missing"),
         ("[mechanism]\nmissing = 'retry'\nretry_max = -1\n", "mechanism.retry_max"),
-        ("[mechanism]\nkind = 'dp-ffl'\nmissing = 'stale'\n", "mechanism.missing"),
+        ("[mechanism]\nmissing = 'retry'\nretry_max = 1.5\n", "mechanism.retry_max"),
     ],
 )
 def test_bad_repair_settings_exit_2_naming_the_key(tmp_path, capsys, text, key):
     assert main(["validate", str(write(tmp_path, text))]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and key in err[0], err
+
+
+def test_securely_aggregated_steps_are_never_retried():
+    # dp-ffl aggregates Phase I securely: a retry's sum over a few agents would reveal them
+    radio = {"loss": "bernoulli", "loss_prob": 0.3, "arq_max_retries": 0}
+    mech = {"kind": "dp-ffl", "missing": "retry", "retry_max": 5, "phase2_rounds": 2}
+    raw = copy.deepcopy(BASE)
+    raw["mechanism"].update(mech)
+    raw["network"]["radio"].update(radio)
+    sc = from_dict(raw)
+    from edgesim.simulate import Simulation
+
+    sim = Simulation(sc)
+    result = run(sc, sim)
+    rows = list(csv.DictReader(io.StringIO(sim.last_trace.to_csv())))
+    secure_rounds = [r for r in rows if r["stage"] == "masked_input"]
+    it = result["iterations"]
+    assert len(secure_rounds) == it["phase1"] + it["phase2_total"]  # no secure retry
+    assert any(int(r["replies"]) < int(r["participants"]) for r in secure_rounds)  # lost some
+    # the open loss reports of Phase II are retried
+    assert result["mechanism_info"]["repair"]["retries"] > 0
