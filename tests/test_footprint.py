@@ -154,10 +154,11 @@ def test_a_local_worker_gets_its_share(monkeypatch):
     monkeypatch.setenv("EDGESIM_MEMORY_LIMIT", "8G")
     handle = executors.make_executor(4)
     try:
-        assert handle.worker_memory == 2 * GiB and "4 workers" in handle.memory_source
+        assert handle.memory_per_run(100) == 2 * GiB
+        assert handle.memory_per_run(2) == 4 * GiB  # two runs: two workers busy at most
     finally:
         handle.close()
-    assert executors.make_executor(0).worker_memory == 8 * GiB
+    assert executors.make_executor(0).memory_per_run(100) == 8 * GiB
 
 
 def test_a_sweep_names_every_run_that_would_not_fit_before_starting(tmp_path, monkeypatch, capsys):
@@ -171,7 +172,7 @@ def test_a_sweep_names_every_run_that_would_not_fit_before_starting(tmp_path, mo
     assert main(["sweep", str(write(tmp_path, text)), "-o", str(out), "--workers", "2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert "2 of 3 runs would not fit in 8.0 GiB" in err[0]
+    assert "2 of 3 runs would not fit in 8.0 GiB" in err[0] and "shared by 2 workers" in err[0]
     assert "agents.count=1000000" in err[0] and "agents.count=2000000" in err[0]
     assert "agents.count=10," not in err[0]
     assert not out.exists()  # nothing half-written

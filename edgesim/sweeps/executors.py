@@ -41,8 +41,10 @@ class ExecutorHandle:
 
     ``slots``: how many runs to keep in flight; ``label``: for the manifest;
     ``close``: called when the sweep ends (None for an executor the caller owns).
-    ``worker_memory``: the bytes one run may use (None: unknown, not checked);
-    ``memory_source``: whose memory that is, for messages.
+    ``worker_memory``: the memory the workers share, bytes (None: unknown, not
+    checked); ``sharing``: how many worker processes share it (a local pool's
+    size; 1 for a Dask worker's own limit or this process); ``memory_source``:
+    whose memory that is, for messages.
     """
 
     executor: cf.Executor
@@ -51,6 +53,13 @@ class ExecutorHandle:
     close: Callable[[], None] | None = None
     worker_memory: int | None = None
     memory_source: str = ""
+    sharing: int = 1
+
+    def memory_per_run(self, runs: int) -> int | None:
+        """Return the bytes one of ``runs`` concurrent runs may use (None when unknown)."""
+        if self.worker_memory is None:
+            return None
+        return self.worker_memory // max(1, min(self.sharing, runs))
 
 
 def _dask_worker_memory(client) -> int | None:
@@ -111,9 +120,8 @@ def make_executor(
     def close() -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
-    share = None if machine.limit is None else machine.limit // n
-    where = f"a local worker's share: {machine.source} over {n} workers"
-    return ExecutorHandle(pool, 2 * n, f"local process pool ({n} workers)", close, share, where)
+    label = f"local process pool ({n} workers)"
+    return ExecutorHandle(pool, 2 * n, label, close, machine.limit, machine.source, n)
 
 
 def _stop_pool(executor: cf.Executor) -> None:

@@ -110,9 +110,11 @@ def run_sweep(
 
 def _check_memory(plan: SweepPlan, handle: ExecutorHandle) -> None:
     """Raise :class:`SweepError` naming every run whose estimate exceeds a worker's memory."""
-    limit = handle.worker_memory
+    limit = handle.memory_per_run(len(plan.runs))
     if limit is None:
         return
+    shared = max(1, min(handle.sharing, len(plan.runs)))
+    where = handle.memory_source + (f", shared by {shared} workers" if shared > 1 else "")
     too_big = []
     for run in plan.runs:
         fp = estimate(run.scenario)
@@ -126,7 +128,7 @@ def _check_memory(plan: SweepPlan, handle: ExecutorHandle) -> None:
         raise SweepError(
             "memory",
             f"{len(too_big)} of {len(plan.runs)} runs would not fit in {human(limit)}"
-            f" ({handle.memory_source}): {shown}; shrink them, use fewer --workers, or pass"
+            f" ({where}): {shown}; shrink them, use fewer --workers, or pass"
             " --force to run anyway",
         )
 
