@@ -19,7 +19,11 @@ driver answers (and counts: messages, bytes and simulated seconds) like any othe
   payments are the lossless run's, bit for bit; only time and messages grow.
 - ``stale``: fill each missing reply with that agent's most recent report of
   the same kind (SAG-style, Schmidt, Le Roux and Bach, 2017), taken at an
-  earlier model. An agent that never replied stays missing (reweighted). In FFL's Phase II a stale gradient g_j(w[t'])
+  earlier model: its report to the same Phase II problem (the nearest earlier
+  point, the problem's previous iterate) when it has one, else its latest
+  report of that kind anywhere. An agent that never replied stays missing
+  (reweighted). Only the problems of the current exchange keep their own
+  reports (one problem sequentially; every active one in parallel). In FFL's Phase II a stale gradient g_j(w[t'])
   with t' < t enters sum_{j != k} p_j grad F_j, so the trapezoid rule
   integrates a gradient field lagging by t - t' steps: the error of P_k grows
   with eta2 L_g (t - t') p_j |g| per stale term (measured in the study).
@@ -88,30 +92,39 @@ class Repair:
         for part, r in zip(parts, rs, strict=True):
             self.given_up += int(r.missing.size)
             self.remember(part, r)
+        if self.policy == "stale":  # keep the current exchange's problems only
+            live = {(g.ask, g.problem) for g in parts} | {(ask, None) for ask in REPAIRABLE}
+            self._latest = {key: v for key, v in self._latest.items() if key in live}
         return rs if many else rs[0]
 
     def remember(self, step: Gather, r: Replies) -> None:
-        """Keep each replier's report as its latest of this kind (``stale`` only)."""
+        """Keep each replier's report as its latest of this kind, and of this problem (``stale``)."""
         if self.policy != "stale" or not _repairable(step) or r.values is None:
             return
-        if step.ask not in self._latest:
-            shape = (self.K, *r.values.shape[1:])
-            self._latest[step.ask] = (np.zeros(shape), np.zeros(self.K, dtype=bool))
-        values, known = self._latest[step.ask]
-        values[r.agents] = r.values
-        known[r.agents] = True
+        keys = [(step.ask, None)] + ([(step.ask, step.problem)] if step.problem >= 0 else [])
+        for key in keys:
+            if key not in self._latest:
+                shape = (self.K, *r.values.shape[1:])
+                self._latest[key] = (np.zeros(shape), np.zeros(self.K, dtype=bool))
+            values, known = self._latest[key]
+            values[r.agents] = r.values
+            known[r.agents] = True
 
     def _fill(self, step: Gather, r: Replies) -> Replies:
-        """Return ``r`` with each missing agent's latest report added, in the order asked."""
-        if step.ask not in self._latest or r.values is None:
-            return r
-        values, known = self._latest[step.ask]
-        filled = r.missing[known[r.missing]]
-        if filled.size == 0:
-            return r
-        self.stale += int(filled.size)
-        stale = Replies(filled, values=values[filled])
-        return _merge(step, r, stale, self.K, missing=r.missing[~known[r.missing]])
+        """Return ``r`` with each missing agent's latest report added, in the order asked.
+
+        The agent's report to the same problem first, else its latest of that kind.
+        """
+        for key in ((step.ask, step.problem), (step.ask, None)):
+            if key not in self._latest or r.values is None or r.missing.size == 0:
+                continue
+            values, known = self._latest[key]
+            filled = r.missing[known[r.missing]]
+            if filled.size:
+                self.stale += int(filled.size)
+                stale = Replies(filled, values=values[filled])
+                r = _merge(step, r, stale, self.K, missing=r.missing[~known[r.missing]])
+        return r
 
     def info(self) -> dict:
         """Return what the policy did, for ``mechanism_info.repair``."""

@@ -190,3 +190,31 @@ def test_securely_aggregated_steps_are_never_retried():
     assert any(int(r["replies"]) < int(r["participants"]) for r in secure_rounds)  # lost some
     # the open loss reports of Phase II are retried
     assert result["mechanism_info"]["repair"]["retries"] > 0
+
+
+def test_stale_in_parallel_uses_the_same_problems_earlier_report():
+    from edgesim.mechanisms.protocol import GatherMany
+
+    others = {0: np.array([1, 2]), 1: np.array([0, 2])}  # problem k asks everyone but k
+    step = GatherMany(
+        tuple(Gather(np.zeros(1), agents=others[k], problem=k, phase="phase2") for k in (0, 1))
+    )
+    policy = Repair("stale", 0, 3)
+
+    def exchange(values, lost):
+        gen = policy.gather(step)
+        next(gen)
+        replies = []
+        for k in (0, 1):
+            keep = np.array([a not in lost.get(k, ()) for a in others[k]])
+            v = values[k][keep][:, None]
+            replies.append(Replies(others[k][keep], values=v, missing=others[k][~keep]))
+        try:
+            gen.send(replies)
+        except StopIteration as stop:
+            return stop.value
+
+    exchange({0: np.array([1.0, 10.0]), 1: np.array([0.0, 99.0])}, {})
+    out = exchange({0: np.array([1.0, 11.0]), 1: np.array([0.0, 98.0])}, {0: (2,)})
+    # agent 2's lost reply to problem 0 is its report at problem 0's previous iterate
+    assert out[0].values[out[0].agents == 2, 0].tolist() == [10.0]
