@@ -206,6 +206,15 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         bytes_up=int(up),
     )
     net = scenario.network
+    if (
+        scenario.mechanism.phase2_schedule == "parallel"
+        and net.fidelity != "none"
+        and net.round_policy == "deadline"
+    ):
+        out["notes"].append(
+            "parallel Phase II under a deadline: a device computes up to K - 1 reports per round"
+            " (its compute time times that); replies later than deadline_s are cut"
+        )
     if scenario.mechanism.missing == "retry" and net.fidelity != "none":
         out["notes"].append(
             "missing = 'retry': retries of lost replies add exchanges (not counted)"
