@@ -30,6 +30,7 @@ FIGURES = [
     "comm_vs_k",
     "faithfulness_map",
     "network_effects",
+    "lossy_faithfulness",
     "privacy_audit",
 ]
 
