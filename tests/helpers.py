@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import textwrap
 from pathlib import Path
 
 import numpy as np
 
-from edgesim.learning.data import FederatedDataset
+from edgesim.learning.data import MNIST_FILES, FederatedDataset
 
 
 def make_regression(K=5, d=3, seed=0, sizes=(20, 60), shift=0.3, spread=2.0) -> FederatedDataset:
@@ -79,3 +80,31 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
     )
     out, counters = run_in_memory(make_mechanism(conf.kind)(ctx), side, K)
     return out, counters, des, p, L_g
+
+
+def idx_bytes(a: np.ndarray) -> bytes:
+    """``a`` (uint8 or int32) as an IDX file, LeCun's MNIST format."""
+    code = {np.uint8: 0x08, np.int32: 0x0C}[a.dtype.type]
+    header = bytes([0, 0, code, a.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in a.shape)
+    return header + a.astype(a.dtype.newbyteorder(">")).tobytes()
+
+
+def tiny_mnist(r, n_train=40, n_test=12, side=4) -> dict[str, np.ndarray]:
+    """Random uint8 images and labels 0..9 under the keys of MNIST_FILES."""
+    xtr = r.integers(0, 256, size=(n_train, side, side), dtype=np.uint8)
+    ytr = (np.arange(n_train) % 10).astype(np.uint8)
+    xte = r.integers(0, 256, size=(n_test, side, side), dtype=np.uint8)
+    yte = (np.arange(n_test) % 10).astype(np.uint8)
+    return {"train_images": xtr, "train_labels": ytr, "test_images": xte, "test_labels": yte}
+
+
+def write_mnist(directory: Path, arrays: dict[str, np.ndarray], gz: bool) -> None:
+    """Write ``arrays`` (from :func:`tiny_mnist`) as the four MNIST IDX files, gzipped or not."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for key, a in arrays.items():
+        stem = MNIST_FILES[key][0]
+        raw = idx_bytes(a)
+        if gz:
+            (directory / (stem + ".gz")).write_bytes(gzip.compress(raw))
+        else:
+            (directory / stem).write_bytes(raw)

@@ -237,7 +237,7 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                     f"data.source 'paper-linear' is regression: use 'ridge', got {sc.model.kind!r}",
                 )
             )
-        if sc.data.source in ("digits", "mnist") and sc.model.kind != "logistic":
+        if sc.data.source in ("digits", "mnist", "fashion-mnist") and sc.model.kind != "logistic":
             errors.append(
                 ScenarioError(
                     "model.kind",

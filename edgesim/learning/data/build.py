@@ -8,7 +8,7 @@ import numpy as np
 
 from edgesim.errors import ScenarioError
 from edgesim.learning.data._common import _needs_classification
-from edgesim.learning.data.mnist import _load_mnist
+from edgesim.learning.data.mnist import _load_fashion_mnist, _load_mnist
 from edgesim.learning.data.sources import (
     _load_digits,
     _load_npz,
@@ -26,6 +26,7 @@ _SOURCES = {
     "paper-linear": _paper_linear,
     "digits": _load_digits,
     "mnist": _load_mnist,
+    "fashion-mnist": _load_fashion_mnist,
 }
 
 
@@ -45,7 +46,7 @@ def build_dataset(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) 
     K = int(K)
     if K < 1:
         raise ScenarioError("agents.count", f"got {K}; need at least 1 agent")
-    if cfg.source in ("digits", "mnist"):
+    if cfg.source in ("digits", "mnist", "fashion-mnist"):
         _needs_classification(cfg.source, task)
     if cfg.source == "paper-linear" and task != "regression":
         raise _paper_linear_needs_ridge()

