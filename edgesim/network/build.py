@@ -44,7 +44,7 @@ class Network:
         """Return the uplink medium of access point ``ap`` for SimPy environment ``env``."""
         r = self.cfg.radio
         blocks = None if r.resource_blocks == "per-device" else int(r.resource_blocks)
-        if blocks is not None and r.access == "ofdma":
+        if blocks is not None and r.access in ("ofdma", "round-robin"):
             devices_here = int((self.topology.ap_of == ap).sum())
             if blocks >= devices_here:
                 blocks = None  # a block per device: nothing shared

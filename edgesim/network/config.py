@@ -99,8 +99,9 @@ class NetworkConfig:
             errs.append(
                 ScenarioError(
                     "network.fidelity",
-                    "'batched' needs independent uplinks (radio.access = 'ofdma' with a resource"
-                    " block per device); this network shares its uplink: use 'events'",
+                    "'batched' needs independent uplinks (radio.access = 'ofdma' or 'round-robin'"
+                    " with a resource block per device); this network shares its uplink: use"
+                    " 'events'",
                 )
             )
         return errs
@@ -108,7 +109,7 @@ class NetworkConfig:
     def independent_uplinks(self, agents_count: int) -> bool:
         """True when no two devices ever wait for each other's uplink (OFDMA, enough blocks)."""
         r = self.radio
-        if r.access != "ofdma":
+        if r.access not in ("ofdma", "round-robin"):
             return False
         if r.resource_blocks == "per-device":
             return True

@@ -74,9 +74,11 @@ class RadioConfig:
     )
     access: str = option(
         "ofdma",
-        "medium access: 'ofdma' (each sender its own resource blocks), 'tdma' (one sender at"
-        " a time), 'shared' (processor sharing of the medium)",
-        choices=("ofdma", "tdma", "shared"),
+        "medium access: 'ofdma' (a message holds one resource block until it is sent:"
+        " first come, in waves), 'round-robin' (the blocks shared slot by slot among the"
+        " senders, fluid limit: each gets min(1, blocks / senders)), 'tdma' (one sender at a"
+        " time), 'shared' (processor sharing of the medium)",
+        choices=("ofdma", "round-robin", "tdma", "shared"),
     )
     resource_blocks: int | str = option(
         "per-device",
