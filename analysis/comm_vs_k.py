@@ -44,8 +44,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from analysis import common
+from analysis import comm_time, common
 from edgesim import theory
+from edgesim.sweeps import table
 
 STEM = "comm_vs_k"
 SCENARIO = "comm-vs-k"
@@ -267,8 +268,12 @@ def series(rows: list[dict], panel: str, name: str) -> list[dict]:
 
 def draw(rows: list[dict], quick: bool) -> plt.Figure:
     """Draw the five panels and the claims box from the CSV rows; returns the figure."""
-    fig, axes = plt.subplots(2, 3, figsize=(17, 10.5))
-    ax_m, ax_b, ax_t, ax_r, ax_p, ax_txt = axes.ravel()
+    fig, axes = plt.subplots(2, 4, figsize=(23, 10.5))
+    ax_m, ax_b, ax_t, ax_f, ax_r, ax_p, ax_txt, ax_off = axes.ravel()
+    ax_off.axis("off")
+    comm_time.draw_regimes(
+        ax_f, [r for r in rows if r["panel"] == "time regimes"], COLORS, MARKERS, SHORT
+    )
     panels = (
         (ax_m, "messages", "(a) messages sent, both directions (count)"),
         (ax_b, "bytes", "(b) bytes sent, both directions (B)"),
@@ -424,15 +429,33 @@ def claims_text(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def collect(args) -> tuple[dict[str, list[dict]], dict]:
-    """Run (or resume) the sweep; returns (run records per mechanism sorted by K, the network).
+def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
+    """Run (or resume) the sweeps; returns (run records per mechanism sorted by K, the network,
+    the time panel's rows of both regimes).
 
     The network is the first run's ``scenario.network`` (the sweep changes
-    only the mechanism, K and the samples).
+    only the mechanism, K and the samples). The second sweep runs FedAvg,
+    FFL and DP-FFL again with the cells grown (:data:`analysis.comm_time.GROWN`).
     """
     plan = QUICK if args.quick else FULL
     overrides = sweep_overrides(plan) + (QUICK_OVERRIDES if args.quick else [])
     res = common.sweep(SCENARIO, args.out, overrides, workers=args.workers, tag=STEM)
+    timed = {m: plan[m] for m in comm_time.TIMED}
+    grown = common.sweep(
+        SCENARIO,
+        args.out,
+        sweep_overrides(timed) + (QUICK_OVERRIDES if args.quick else []) + comm_time.GROWN,
+        workers=args.workers,
+        tag=f"{STEM}-cells",
+    )
+    by_regime = {
+        regime: [
+            (row, rec["result"]["scenario"]["network"])
+            for row, rec in zip(table(r.ok), r.ok, strict=True)
+            if row["mechanism"] in comm_time.TIMED
+        ]
+        for regime, r in zip(comm_time.REGIMES, (res, grown), strict=True)
+    }
     rows = res.table()
     mech = res.ok[0]["result"]["scenario"]["mechanism"]  # what ran (the zip changes only kind)
     eps, delta_tol = float(mech["epsilon"]), float(mech["theory_delta"])
@@ -441,14 +464,15 @@ def collect(args) -> tuple[dict[str, list[dict]], dict]:
         rec = run_record(row, eps, delta_tol)
         by_mech[rec["mechanism"]].append(rec)
     network = res.ok[0]["result"]["scenario"]["network"]
-    return {m: sorted(v, key=lambda r: r["K"]) for m, v in by_mech.items()}, network
+    by_mech = {m: sorted(v, key=lambda r: r["K"]) for m, v in by_mech.items()}
+    return by_mech, network, comm_time.time_rows(by_regime)
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Sweep, draw and write ``comm_vs_k.png`` and ``comm_vs_k.csv``; returns their paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    by_mech, network = collect(args)
-    rows = tidy_rows(by_mech, network)
+    by_mech, network, time_rows = collect(args)
+    rows = tidy_rows(by_mech, network) + time_rows
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
     png = common.save(draw(rows, args.quick), args.out, STEM)
     return [png, csv]

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from .base import sweep_results
 
-ACCESS = [("ofdma", "per-device"), ("ofdma", "4"), ("tdma", "per-device"), ("shared", "per-device")]
+#: (access, resource_blocks): the uplink schemes compared; the downlink stays dedicated (each
+#: message at the full rate), so that only the uplink's sharing differs between the runs.
+ACCESS = [("ofdma", "per-device"), ("ofdma", "4"), ("tdma", "channel"), ("shared", "channel")]
 ACCESS_LABEL = {
     ("ofdma", "per-device"): "OFDMA, block per device",
     ("ofdma", "4"): "OFDMA, 4 blocks",
-    ("tdma", "per-device"): "TDMA",
-    ("shared", "per-device"): "processor sharing",
+    ("tdma", "channel"): "TDMA",
+    ("shared", "channel"): "processor sharing",
 }
 
 
 def access_study(args, size) -> list[dict]:
     """lossy-wifi under four uplink access schemes at 54 and 1 Mbit/s; returns one record per run."""
     acc = ", ".join(f'"{a}"' for a, _ in ACCESS)
-    rbs = ", ".join(f'"{b}"' if b == "per-device" else b for _, b in ACCESS)
+    rbs = ", ".join(b if b.isdigit() else f'"{b}"' for _, b in ACCESS)
     over = (
-        ["mechanism.exact_vcg=true"]
+        ["mechanism.exact_vcg=true", 'network.radio.downlink_access="dedicated"']
         + size["wifi"]
         + [
             f'sweep.zip=[{{"network.radio.access" = [{acc}], "network.radio.resource_blocks" = [{rbs}]}}]',

@@ -40,7 +40,14 @@ def deadline_study(args, size) -> tuple[list[dict], dict, float, float]:
     Returns (records, {label: whole result} of the three runs panel (i)
     shows, the closed form's shift s and exponential mean m in seconds).
     """
-    base = ["mechanism.exact_vcg=true", 'sweep.mechanism.kind=["ffl"]']
+    # Every device has a channel of its own and the backhaul is unshared, so that a request's
+    # round trip is the closed form's shift plus its compute tail (no queueing for the medium).
+    base = [
+        "mechanism.exact_vcg=true",
+        'sweep.mechanism.kind=["ffl"]',
+        'network.radio.resource_blocks="per-device"',
+        'network.backhaul.sharing="dedicated"',
+    ]
     dl = base + [
         'sweep.network.round_policy=["deadline"]',
         f"sweep.network.deadline_s={size['deadlines']}",

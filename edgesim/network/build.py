@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgesim.network.access import make_access
 from edgesim.network.availability import build_availability
+from edgesim.network.cells import Cells
 from edgesim.network.compute import build_compute_model
 from edgesim.network.config import NetworkConfig
 from edgesim.network.links import build_link
@@ -37,15 +37,6 @@ class Network:
         d = self.topology.distance_m
         self.uplink = build_link(cfg.radio, "up", d, self.rng["radio-setup"])
         self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
+        self.cells = Cells(cfg.radio, self.topology.ap_of, self.uplink, self.downlink)
         self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
         self.availability = build_availability(cfg.availability, K, self.rng["availability"])
-
-    def make_access(self, env, ap: int):
-        """Return the uplink medium of access point ``ap`` for SimPy environment ``env``."""
-        r = self.cfg.radio
-        blocks = None if r.resource_blocks == "per-device" else int(r.resource_blocks)
-        if blocks is not None and r.access in ("ofdma", "round-robin"):
-            devices_here = int((self.topology.ap_of == ap).sum())
-            if blocks >= devices_here:
-                blocks = None  # a block per device: nothing shared
-        return make_access(env, r.access, blocks)

@@ -24,8 +24,8 @@ class NetworkConfig:
     fidelity: str = option(
         "none",
         "'none' (in-memory driver: counts messages, no simulated time), 'events' (every message"
-        " a SimPy event: shared media, queues and deadlines exact) or 'batched' (independent"
-        " links, one numpy draw and one event per round; same results as 'events' there)",
+        " handled at its own instant as a SimPy event) or 'batched' (one numpy plan and one"
+        " event per round: the same results, for every access scheme but proportional-fair)",
         choices=FIDELITIES,
     )
     round_policy: str = option(
@@ -95,26 +95,13 @@ class NetworkConfig:
             *self.compute.cross_check(agents_count),
             *self.availability.cross_check(agents_count),
         ]
-        if self.fidelity == "batched" and not self.independent_uplinks(agents_count):
+        if self.fidelity == "batched" and self.radio.access == "proportional-fair":
             errs.append(
                 ScenarioError(
-                    "network.fidelity",
-                    "'batched' needs independent uplinks (radio.access = 'ofdma' or 'round-robin'"
-                    " with a resource block per device); this network shares its uplink: use"
-                    " 'events'",
+                    "network.radio.access",
+                    "'proportional-fair' schedules slot by slot under per-slot fading, which"
+                    " 'batched' does not compute; use network.fidelity = 'events', or"
+                    " access = 'round-robin' (its closed form)",
                 )
             )
         return errs
-
-    def independent_uplinks(self, agents_count: int) -> bool:
-        """True when no two devices ever wait for each other's uplink (OFDMA, enough blocks)."""
-        r = self.radio
-        if r.access not in ("ofdma", "round-robin"):
-            return False
-        if r.resource_blocks == "per-device":
-            return True
-        t = self.topology
-        per_cell = (
-            agents_count if t.placement == "file" else -(-agents_count // t.cells(agents_count))
-        )
-        return r.resource_blocks >= per_cell

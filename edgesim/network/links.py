@@ -96,12 +96,16 @@ class Transfers:
         each failed transmission costs its airtime plus the timeout, the
         successful one its airtime plus the latency.
         """
+        return self.attempts * self.airtime_ns + self.after_ns
+
+    @property
+    def after_ns(self) -> np.ndarray:
+        """Time after the last transmission's airtime until delivery or giving up (int64 ns, (m,)).
+
+        (attempts - delivered) * rto + delivered * latency.
+        """
         d = self.delivered.astype(np.int64)
-        return (
-            self.attempts * self.airtime_ns
-            + (self.attempts - d) * self.rto_ns
-            + d * self.latency_ns
-        )
+        return (self.attempts - d) * self.rto_ns + d * self.latency_ns
 
     @property
     def transmissions(self) -> int:
@@ -253,9 +257,13 @@ class ShannonLink(Link):
     37.6 log10 d_km) plus log-normal shadowing X_i ~ N(0, ``shadowing_db``^2)
     dB, drawn once per endpoint at construction (reciprocal: pass the up
     link's ``shadow_db`` to the down link to share it). Mean SNR_i = P g_i /
-    (I + B N0) with P the sender's power (``tx_power_dbm`` up,
-    ``ap_tx_power_dbm`` down), B = ``rb_bandwidth_hz``. Rate r_i = B log2(1 +
-    SNR_i) bit/s (one resource block).
+    (I + B N0) with P the sender's power per resource block (``tx_power_dbm``
+    up, ``ap_tx_power_dbm`` down) and B one block's bandwidth
+    (:meth:`RadioConfig.block_bandwidth_hz`). Rate r_i = R B log2(1 + SNR_i)
+    bit/s: a sender alone in the cell uses its R blocks
+    (:meth:`RadioConfig.blocks`) at the same power per block, as LTE's uplink
+    power control P0 + 10 log10(M) + alpha PL does below the maximum power
+    (the cap is not modelled).
 
     Decision: the rate follows the mean SNR (link adaptation to slow fading);
     the transmitter cannot adapt to the Rayleigh block fading h ~ Exp(1),
@@ -268,7 +276,7 @@ class ShannonLink(Link):
     uniforms for the initial states).
 
     Attributes (N,): ``distance_m``, ``shadow_db``, ``gain`` (linear g),
-    ``mean_snr`` (linear), ``rate_bps``.
+    ``mean_snr`` (linear, per block), ``rate_bps`` (a lone sender's, all R blocks).
     """
 
     def __init__(
@@ -298,8 +306,9 @@ class ShannonLink(Link):
         self.gain = dbm_to_mw(-(path_loss_db + self.shadow_db))
         power_dbm = cfg.tx_power_dbm if direction == "up" else cfg.ap_tx_power_dbm
         self.power_mw = float(dbm_to_mw(power_dbm))
-        self.bandwidth_hz = float(cfg.rb_bandwidth_hz)
-        noise_mw = float(dbm_to_mw(cfg.noise_dbm_per_hz)) * self.bandwidth_hz
+        self.block_hz = cfg.block_bandwidth_hz()
+        self.bandwidth_hz = cfg.blocks() * self.block_hz
+        noise_mw = float(dbm_to_mw(cfg.noise_dbm_per_hz)) * self.block_hz
         interference_mw = (
             0.0 if cfg.interference_dbm == "none" else float(dbm_to_mw(cfg.interference_dbm))
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from edgesim.config import field_errors, option, suggest
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
+from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widths
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class RadioConfig:
     )
     bandwidth_bps: float = option(
         20e6,
-        "fixed model: rate of one transmission (of one resource block when the access"
-        " scheme splits the medium)",
+        "fixed model: rate of the cell's channel, what one device sending alone gets (a"
+        " resource block carries bandwidth_bps / blocks; 'per-device' gives every device a"
+        " channel of its own)",
         unit="bit/s",
         gt=0.0,
     )
@@ -73,19 +75,57 @@ class RadioConfig:
         ge=0.0,
     )
     access: str = option(
-        "ofdma",
-        "medium access: 'ofdma' (a message holds one resource block until it is sent:"
-        " first come, in waves), 'round-robin' (the blocks shared slot by slot among the"
-        " senders, fluid limit: each gets min(1, blocks / senders)), 'tdma' (one sender at a"
-        " time), 'shared' (processor sharing of the medium)",
-        choices=("ofdma", "round-robin", "tdma", "shared"),
+        "round-robin",
+        "how the devices of a cell share its resource blocks: 'round-robin' (slot by slot in"
+        " turn, fluid limit: n senders each get 1/n of the channel), 'proportional-fair'"
+        " (per-slot Rayleigh fading, each block to the best rate over average throughput;"
+        " model = 'shannon', events fidelity), 'ofdma' (first-come waves: a message holds one"
+        " block until it is sent), 'tdma' (one sender at a time on the whole channel), 'shared'"
+        " (processor sharing of the channel: the same as round-robin's fluid limit)",
+        choices=("round-robin", "proportional-fair", "ofdma", "tdma", "shared"),
+    )
+    downlink_access: str = option(
+        "shared",
+        "the access point's messages to its devices: 'shared' (its downlink channel shared by"
+        " the access scheme, like the uplink's; FDD: the two directions do not compete) or"
+        " 'dedicated' (each at the rate of a lone receiver, unshared: an idealisation)",
+        choices=("shared", "dedicated"),
     )
     resource_blocks: int | str = option(
-        "per-device",
-        "resource blocks of the cell: an integer, or 'per-device' (every device has its own)",
+        "channel",
+        "resource blocks of the cell: 'channel' (as many as channel_mhz holds in the"
+        " numerology), an integer, or 'per-device' (every device has a channel of its own,"
+        " nothing shared: an idealisation)",
         kinds=(int, str),
-        choices=("per-device",),
+        choices=("channel", "per-device"),
         ge=1,
+    )
+    numerology: str = option(
+        "lte",
+        "the channel's resource grid: 'lte' (blocks of 12 x 15 kHz = 180 kHz) or NR's 'nr-15',"
+        " 'nr-30', 'nr-60' (12 subcarriers of 15, 30 or 60 kHz)",
+        choices=NUMEROLOGIES,
+    )
+    channel_mhz: float = option(
+        20.0,
+        "channel width; with resource_blocks = 'channel' it sets the number of blocks (LTE 20"
+        " MHz: 100 blocks; NR at 30 kHz, 100 MHz: 273)",
+        unit="MHz",
+        kinds=(float, int),
+        gt=0.0,
+    )
+    slot_s: float = option(
+        0.001,
+        "proportional-fair: scheduling slot (a 1 ms LTE subframe); fading is redrawn per"
+        " block and slot",
+        unit="s",
+        gt=0.0,
+    )
+    pf_window_slots: float = option(
+        100.0,
+        "proportional-fair: time constant t_c of each device's average throughput (moving"
+        " average over about t_c slots)",
+        ge=1.0,
     )
     min_distance_m: float = option(
         35.0,
@@ -131,8 +171,13 @@ class RadioConfig:
         " 46 dBm over 10 MHz, TR 36.814), 13 dB above the uplink",
         unit="dBm",
     )
-    rb_bandwidth_hz: float = option(
-        1e6, "shannon: bandwidth B of one resource block", unit="Hz", gt=0.0
+    rb_bandwidth_hz: float | str = option(
+        "auto",
+        "shannon: bandwidth B of one resource block; 'auto' = the numerology's (LTE: 180 kHz)",
+        unit="Hz",
+        kinds=(float, int, str),
+        choices=("auto",),
+        gt=0.0,
     )
     noise_dbm_per_hz: float = option(
         -174.0, "shannon: noise power spectral density N0 (thermal, 290 K)", unit="dBm/Hz"
@@ -213,11 +258,25 @@ class RadioConfig:
             unused.append(("bandwidth_bps", "model = 'fixed'"))
         if self.loss != "snr":
             unused.append(("snr_waterfall_m", "loss = 'snr'"))
+        if self.access != "proportional-fair":
+            unused += [(k, "access = 'proportional-fair'") for k in ("slot_s", "pf_window_slots")]
         for key, needs in unused:
             value = getattr(self, key)
             if value != getattr(defaults, key):
                 err(key, f"{value!r} would be ignored: it is only used with {needs}")
 
+        if channel_blocks(self.numerology, self.channel_mhz) is None:
+            err(
+                "channel_mhz",
+                f"{self.numerology} has no {self.channel_mhz:g} MHz channel; use one of"
+                f" {widths(self.numerology)}",
+            )
+        if self.access == "proportional-fair" and self.model != "shannon":
+            err(
+                "access",
+                "'proportional-fair' needs model = 'shannon' (it schedules on each device's"
+                f" faded SNR), got {self.model!r}",
+            )
         if self.loss == "bernoulli" and self.loss_prob == 1.0:
             err("loss_prob", "1 loses every transmission (no message is ever delivered); use < 1")
         if self.loss == "gilbert-elliott":
@@ -230,6 +289,25 @@ class RadioConfig:
                     " or ge_h, or lower ge_p",
                 )
         return errs
+
+    def blocks(self) -> int:
+        """Return the cell's resource blocks R: ``resource_blocks``, or what the channel holds.
+
+        With ``'per-device'`` it is the channel's count too: each device has
+        such a channel of its own.
+        """
+        if isinstance(self.resource_blocks, int):
+            return self.resource_blocks
+        blocks = channel_blocks(self.numerology, self.channel_mhz)
+        if blocks is None:
+            raise ValueError(f"{self.numerology} has no {self.channel_mhz:g} MHz channel")
+        return blocks
+
+    def block_bandwidth_hz(self) -> float:
+        """Return the bandwidth of one resource block (Hz): ``rb_bandwidth_hz`` or the numerology's."""
+        if self.rb_bandwidth_hz == "auto":
+            return block_hz(self.numerology)
+        return float(self.rb_bandwidth_hz)
 
     def rto_ns(self) -> int:
         """Return the ARQ retransmission timeout in integer ns (``'auto'`` = 2 x latency)."""

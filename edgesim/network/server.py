@@ -8,27 +8,31 @@ Each :class:`~edgesim.mechanisms.protocol.Gather` becomes an *exchange*: a
 downlink message to every recipient (wired backhaul, then the radio), the
 device's compute time, and an uplink reply (radio, then backhaul). At the
 exchange's start the server draws, vectorised over the recipients and in a
-fixed order, everything random about it (:meth:`NetworkServer.plan`):
+fixed order, everything random about it (:meth:`NetworkServer.plan_exchange`):
 
-1. downlink radio transfers (``links`` stream: losses, attempts, fading);
+1. downlink radio transfers (``links`` stream: losses, attempts), then the
+   downlink scheduler's fading if it draws any (proportional fair);
 2. whether each device is online when the message arrives (``availability``);
 3. compute times (``compute``);
 4. whether each device is still online when it would send (``availability``);
-5. uplink radio transfers of the devices that send (``links``).
+5. uplink radio transfers of the devices that send (``links``), then the
+   uplink scheduler's fading, if any.
 
+Shared media (a cell's channel, a wired hop) are scheduled in the plan too:
+when each message reaches each medium is known from these draws, so its
+schedule is computed there (:mod:`edgesim.network.cells`,
+:mod:`edgesim.network.medium`), and so is every message's arrival instant.
 Fidelities differ only in how that plan becomes time:
 
-- ``events``: each delivered downlink is one SimPy event that wakes the
-  device's long-lived process (:mod:`edgesim.network.device`), which
-  computes and sends over its access point's uplink (a shared medium when
-  access is ``tdma``, ``shared`` or OFDMA with fewer blocks than devices)
-  and reports back; the server waits on one event fired by a counter when
-  every reply is resolved, or by one deadline timer.
-- ``batched``: links are independent, so every reply time is known from the
-  plan: the server computes the round's end and waits on one timeout.
+- ``events``: each delivered message is handled at its own instant, in time
+  order: the downlinks wake their devices' long-lived processes
+  (:mod:`edgesim.network.device`), the replies land at the server, and a
+  deadline cuts what has not landed.
+- ``batched``: the server computes the round's end from the plan and waits
+  on one timeout.
 
-With independent links both give the same replies, times and counts, so the
-same JSON: times are integer nanoseconds, and sums of integers are exact.
+Both give the same replies, times and counts, so the same JSON: times are
+integer nanoseconds, and sums of integers are exact.
 
 Round policies: ``wait-all`` closes the exchange when every recipient's
 outcome is known (reply arrived, sender gave up after the ARQ cap, or the
@@ -51,7 +55,6 @@ from edgesim import progress
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
-from edgesim.network.access import Dedicated
 from edgesim.network.availability import AlwaysOn
 from edgesim.network.compute import ComputeModel
 from edgesim.network.device import Device
@@ -80,8 +83,7 @@ class Plan:
     """Everything drawn at the start of one exchange; times relative to its start, in ns.
 
     Arrays of shape (m,) are aligned with ``agents`` (the recipients);
-    ``up``/``up_backhaul_ns`` hold the uplinks of the senders only
-    (``up_slot`` maps a recipient to its row there).
+    ``up`` holds the uplinks of the senders only.
     """
 
     agents: np.ndarray
@@ -90,8 +92,6 @@ class Plan:
     compute_ns: np.ndarray
     sending: np.ndarray  # online when it would send: an uplink message is sent
     up: object  # links.Transfers of the senders
-    up_backhaul_ns: np.ndarray
-    up_slot: np.ndarray
     resolve_ns: np.ndarray  # when the server knows this recipient's outcome
     reply_ok: np.ndarray  # the reply reaches the server (before any deadline)
     late: np.ndarray  # under a deadline: would only reach or leave the device after it
@@ -100,8 +100,6 @@ class Plan:
     down_retransmissions: int
     steady: bool = False  # from the steady-exchange cache: every recipient received and replied
     end_ns: int | None = None  # the exchange's length, when the cache knows it
-    sending_list: list | None = None  # for the device processes on shared media (events)
-    slot_list: list | None = None  # device -> its slot, or -1
 
 
 class NetworkServer:
@@ -135,6 +133,7 @@ class NetworkServer:
         self.steady_ok = (
             self.always_on
             and self.deadline_ns is None
+            and not net.cells.draws
             and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
         )
         self._steady: dict[tuple[int, int], dict] = {}
@@ -143,42 +142,22 @@ class NetworkServer:
 
     # ------------------------------------------------------------------ events fidelity
     def _start_devices(self) -> None:
-        env = self.env
-        aps = self.net.topology.ap_of[self.devices]
-        media = {a: self.net.make_access(env, a) for a in np.unique(aps).tolist()}
-        # The server's walk lands replies only when every cell is dedicated; with one shared
-        # cell, every device sends and reports its reply itself (see Device).
-        self.dedicated = all(isinstance(a, Dedicated) for a in media.values())
-        self.busy: set[int] = set()
-        self.devices_ = [Device(env, self, i, media[int(aps[i])]) for i in range(self.m)]
+        self.devices_ = [Device(self.env, i) for i in range(self.m)]
         # The resume callbacks of devices waiting for a message (see Device).
         self.waiting = [d.inbox.callbacks for d in self.devices_]
-
-    def resolve(self, i: int, plan: Plan, j: int) -> None:
-        """Device ``i`` (slot ``j``) reports its reply arrived or its sender gave up (events)."""
-        if plan is not self.plan:
-            return
-        self.busy.discard(i)
-        self._resolved_slots.append(j)
-        if len(self._resolved_slots) == self._expected and not self._done.triggered:
-            self._done.succeed()
-
-    def idle(self, i: int) -> None:
-        """Device ``i`` received the message but is offline when it would reply."""
-        self.busy.discard(i)
 
     def _walk(self, plan: Plan, t0: int, at_ns: np.ndarray, wake: np.ndarray, land: np.ndarray):
         """Start walking the exchange's message instants in time order; returns the walk's process.
 
         ``at_ns`` (relative to ``t0``): when each message arrives; ``wake``:
         the device it wakes (a downlink) or -1; ``land``: the recipient slot
-        whose reply lands then (an uplink on a dedicated channel) or -1. All
+        whose reply lands then, or whose sender gives up, or -1. All
         messages of one instant share one SimPy event, fired in the order
         (time, downlinks before replies, device, slot); the devices it wakes
         resume before the walk goes on. The walk is its own process (one
         generator frame to resume per instant) and is alone on the event
-        queue meanwhile, bar a deadline timer and devices on a shared
-        medium: per instant one push and one pop, per message one resume.
+        queue meanwhile: per instant one push and one pop, per message one
+        resume.
         The process's value: the slots whose replies it reached, in order.
         """
         order = np.lexsort((land, wake, wake < 0, at_ns))
@@ -203,71 +182,34 @@ class NetworkServer:
         return lands[lands >= 0]
 
     def _run_events(self, plan: Plan, t0: int):
-        """Turn ``plan`` into SimPy events (generator); returns the in-time mask (m,)."""
+        """Turn ``plan`` into SimPy events (generator); returns the in-time mask (m,).
+
+        The delivered downlinks wake their devices; the replies (or the
+        senders giving up) land at their instants; under a deadline only
+        those up to it count.
+        """
         env = self.env
-        self.plan = plan
-        m = plan.agents.size
         slots = np.flatnonzero(plan.received)
-        receivers = plan.agents[slots]
-        arrive = plan.arrive_ns[slots]
-        if self.dedicated:
-            # Replies land at known instants (see Device): they join the walk.
-            senders = np.flatnonzero(plan.sending)
-            lands = plan.resolve_ns[senders]
-            if self.deadline_ns is not None:
-                senders, lands = (
-                    senders[lands <= self.deadline_ns],
-                    lands[lands <= self.deadline_ns],
-                )
-            none_r, none_s = np.full(senders.size, -1), np.full(slots.size, -1)
-            landed = yield self._walk(
-                plan,
-                t0,
-                np.concatenate([arrive, lands]),
-                np.concatenate([receivers, none_r]),
-                np.concatenate([none_s, senders]),
+        senders = np.flatnonzero(plan.sending)
+        lands = plan.resolve_ns[senders]
+        if self.deadline_ns is not None:
+            senders, lands = (
+                senders[lands <= self.deadline_ns],
+                lands[lands <= self.deadline_ns],
             )
-            end = self._end_of(plan)
-            if t0 + end > env.now:
-                yield env.timeout(t0 + end - env.now)
-            self.plan = None
-            in_time = ~plan.sending
-            in_time[landed] = True
-            return in_time
-        slot_of = np.full(self.m, -1, dtype=np.int64)
-        slot_of[plan.agents] = np.arange(m)
-        plan.slot_list = slot_of.tolist()
-        plan.sending_list = plan.sending.tolist()
-        self._done = env.event()
-        self._resolved_slots: list[int] = []
-        self._expected = int(plan.sending.sum())
-        self.busy.update(receivers.tolist())  # devices that may hold the medium when cut
-        if self.deadline_ns is not None:
-            timer = env.event()
-            done = self._done  # this round's: the timer may fire after the next round began
-            timer.callbacks.append(lambda _: done.triggered or done.succeed())
-            _fire_at(env, timer, None, self.deadline_ns, DEADLINE_PRIORITY)
-        if self._expected == 0 and not self._done.triggered:
-            self._done.succeed()
-        yield self._walk(plan, t0, arrive, receivers, np.full(slots.size, -1))
-        yield self._done
-        # Outcomes the server learns without a reply message (a downlink given up, a
-        # device gone offline) are known from the plan: wait for the last of them.
-        other = plan.resolve_ns[~plan.sending]
-        end = int(other.max()) if other.size else 0
-        if self.deadline_ns is not None:
-            end = min(end, self.deadline_ns)
+        none_r, none_s = np.full(senders.size, -1), np.full(slots.size, -1)
+        landed = yield self._walk(
+            plan,
+            t0,
+            np.concatenate([plan.arrive_ns[slots], lands]),
+            np.concatenate([plan.agents[slots], none_r]),
+            np.concatenate([none_s, senders]),
+        )
+        end = self._end_of(plan)
         if t0 + end > env.now:
             yield env.timeout(t0 + end - env.now)
-        cut = sorted(self.busy)
-        for i in cut:
-            self.devices_[i].process.interrupt("deadline")
-        self.busy.clear()
-        self.plan = None
-        if cut:
-            yield env.timeout(0)  # let the interrupted devices return to their inboxes
         in_time = ~plan.sending
-        in_time[self._resolved_slots] = True
+        in_time[landed] = True
         return in_time
 
     # ------------------------------------------------------------------ planning
@@ -287,14 +229,13 @@ class NetworkServer:
                 return plan
         net = self.net
         dev = self.devices[agents]
-        ap = net.topology.ap_of[dev]
         m = agents.size
         t0 = self.env.now
         horizon = self.deadline_ns
+        rng = net.rng["links"]
         down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
-        down_bh = net.topology.backhaul_ns(ap, down_sizes)
-        down = net.downlink.send(dev, down_sizes, net.rng["links"])
-        arrive = down_bh + down.duration_ns
+        down = net.downlink.send(dev, down_sizes, rng)
+        arrive = self._arrive_ns(dev, down_sizes, down, rng)
         delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
         received = delivered.copy()
         if not self.always_on:
@@ -314,10 +255,7 @@ class NetworkServer:
             sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
         senders = np.flatnonzero(sending)
         up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
-        up = net.uplink.send(dev[senders], up_sizes, net.rng["links"])
-        up_bh = net.topology.backhaul_ns(ap[senders], up_sizes)
-        up_slot = np.full(m, -1, dtype=np.int64)
-        up_slot[senders] = np.arange(senders.size)
+        up = net.uplink.send(dev[senders], up_sizes, rng)
         # When the server knows each outcome (relative to t0); late ones only after the deadline.
         resolve = np.where(received, send_at, arrive)
         if horizon is not None:
@@ -325,8 +263,7 @@ class NetworkServer:
             resolve[late] = horizon + 1
         else:
             late = np.zeros(m, dtype=bool)
-        up_time = up.duration_ns + np.where(up.delivered, up_bh, 0)
-        resolve[senders] = send_at[senders] + up_time
+        resolve[senders] = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
         reply_ok = np.zeros(m, dtype=bool)
         reply_ok[senders] = up.delivered
         return Plan(
@@ -336,8 +273,6 @@ class NetworkServer:
             compute_ns=compute,
             sending=sending,
             up=up,
-            up_backhaul_ns=up_bh,
-            up_slot=up_slot,
             resolve_ns=resolve,
             reply_ok=reply_ok,
             late=late,
@@ -346,17 +281,44 @@ class NetworkServer:
             down_retransmissions=down.retransmissions,
         )
 
+    def _arrive_ns(self, dev: np.ndarray, sizes: np.ndarray, down, rng) -> np.ndarray:
+        """Return when each downlink reaches its device, or its sender gives up (ns from the start).
+
+        The server sends every message at once; each crosses the wired path
+        to its access point (shared hops), then the cell's downlink channel.
+        """
+        net = self.net
+        at_ap = net.topology.wired_ns(net.topology.ap_of[dev], sizes, 0, "down")
+        through = net.cells.through_ns("down", dev, sizes, at_ap, down, rng, self.deadline_ns)
+        return through + down.after_ns
+
+    def _resolve_ns(self, dev: np.ndarray, sizes: np.ndarray, send_at, up, rng) -> np.ndarray:
+        """Return when each reply reaches the server, or its sender gives up (ns from the start).
+
+        A reply sent at ``send_at`` crosses the cell's uplink channel, then,
+        if delivered, the wired path (shared hops).
+        """
+        net = self.net
+        through = net.cells.through_ns("up", dev, sizes, send_at, up, rng, self.deadline_ns)
+        out = through + up.after_ns
+        ok = np.flatnonzero(up.delivered)
+        if ok.size:
+            aps = net.topology.ap_of[dev[ok]]
+            out[ok] = net.topology.wired_ns(aps, sizes[ok], out[ok], "up")
+        return out
+
     def _steady_plan(self, down_bytes, up_bytes) -> Plan | None:
         """The plan of a steady exchange, or None when this one is not steady.
 
         Steady: to every agent, messages of one size each way, on built-in
-        lossless links, devices always on, no deadline. Then everything but
-        the compute times is the same in every such exchange (the links and
-        the availability draw nothing), so it is computed once per pair of
-        sizes and kept; the compute times are drawn as :meth:`plan_exchange`
-        draws them, unless the built-in model is deterministic (then the
-        whole plan repeats). The plan equals the one the general path would make
-        (a test compares them); its cached arrays are shared and read-only.
+        lossless links, devices always on, no deadline, no scheduler that
+        draws. Then everything but the compute times is the same in every
+        such exchange (nothing else draws), so it is computed once per pair
+        of sizes and kept; the compute times are drawn as
+        :meth:`plan_exchange` draws them, and the uplinks scheduled from
+        them, unless the built-in model is deterministic (then the whole plan
+        repeats). The plan equals the one the general path would make (a
+        test compares them); its cached arrays are shared and read-only.
         """
         up = np.asarray(up_bytes)
         if np.ndim(down_bytes) != 0 or up.ndim != 1 or up.size != self.m:
@@ -371,7 +333,9 @@ class NetworkServer:
             compute, resolve = c["compute"], c["resolve"]
         else:
             compute = self.net.compute.times_ns(self.devices, self.net.rng["compute"])
-            resolve = c["arrive"] + compute + c["up_time"]
+            resolve = self._resolve_ns(
+                self.devices, c["up_sizes"], c["arrive"] + compute, c["up"], None
+            )
         return Plan(
             agents=self.everyone,
             received=c["yes"],
@@ -379,8 +343,6 @@ class NetworkServer:
             compute_ns=compute,
             sending=c["yes"],
             up=c["up"],
-            up_backhaul_ns=c["up_bh"],
-            up_slot=self.everyone,
             resolve_ns=resolve,
             reply_ok=c["yes"],
             late=c["no"],
@@ -394,22 +356,19 @@ class NetworkServer:
     def _steady_parts(self, key: tuple[int, int]) -> dict:
         """Compute what every steady exchange with message sizes ``key`` shares (see above)."""
         net, m = self.net, self.m
-        ap = net.topology.ap_of[self.devices]
         down_sizes, up_sizes = (np.full(m, size, dtype=np.int64) for size in key)
         down = net.downlink.send(self.devices, down_sizes, None)
-        up = net.uplink.send(self.devices, up_sizes, None)
-        up_bh = net.topology.backhaul_ns(ap, up_sizes)
         parts = {
-            "arrive": net.topology.backhaul_ns(ap, down_sizes) + down.duration_ns,
-            "up": up,
-            "up_bh": up_bh,
-            "up_time": up.duration_ns + up_bh,
+            "arrive": self._arrive_ns(self.devices, down_sizes, down, None),
+            "up": net.uplink.send(self.devices, up_sizes, None),
+            "up_sizes": up_sizes,
             "yes": np.ones(m, dtype=bool),
             "no": np.zeros(m, dtype=bool),
         }
         if type(net.compute) is ComputeModel and net.compute.model != "shifted-exponential":
             parts["compute"] = net.compute.times_ns(self.devices, None)  # draws nothing
-            parts["resolve"] = parts["arrive"] + parts["compute"] + parts["up_time"]
+            send_at = parts["arrive"] + parts["compute"]
+            parts["resolve"] = self._resolve_ns(self.devices, up_sizes, send_at, parts["up"], None)
             parts["end"] = int(parts["resolve"].max()) if m else 0
         for a in parts.values():
             if isinstance(a, np.ndarray):

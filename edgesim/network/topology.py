@@ -2,13 +2,16 @@
 
 The infrastructure is a networkx graph: the edge server, ``access_points``
 access points, and between each access point and the server a chain of
-``backhaul.hops`` wired edges (intermediate switch nodes), each edge carrying
-its own :class:`~edgesim.network.links.WiredLink`. A message between a device
-and the server crosses the device's radio hop (modelled in
-:mod:`edgesim.network.links`) and then the wired path of its access point
-(store and forward: the hops' times add up). Backhaul hops are provisioned,
-lossless and not shared (a documented simplification: the radio is the
-bottleneck of an edge network).
+``backhaul.hops`` wired edges (intermediate switch nodes); with
+``backhaul.aggregation_bps`` the chains end at an aggregation switch, joined
+to the server by one hop that every cell's traffic crosses. Each edge is a
+numbered wired hop (``edge`` attribute: its index in ``edge_bps`` and
+``edge_latency_ns``). A message between a device and the server crosses the
+device's radio hop (:mod:`edgesim.network.links`, :mod:`edgesim.network.cells`)
+and then the wired path of its access point, store and forward; on each hop
+the messages of one exchange share the hop's rate (``backhaul.sharing``:
+processor sharing by default, or FIFO, or ``dedicated``: unshared, unlimited
+capacity), so the uploads of many cells queue where their paths meet.
 
 Devices are not graph nodes (a million of them would cost gigabytes); they
 are arrays: ``ap_of[k]`` (the access point device k attaches to),
@@ -34,9 +37,11 @@ import numpy as np
 
 from edgesim.config import option
 from edgesim.errors import ScenarioError
-from edgesim.network.links import WiredLink
+from edgesim.network import NS_PER_S, to_ns
+from edgesim.network.medium import finish_ns
 
 SERVER = "server"
+AGGREGATION = "aggregation"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,27 @@ class BackhaulConfig:
     hops: int = option(
         1, "wired hops between an access point and the edge server (0: co-located)", ge=0
     )
+    sharing: str = option(
+        "processor-sharing",
+        "how the messages crossing one wired hop in an exchange share it: 'processor-sharing'"
+        " (equal shares, as TCP-fair flows), 'fifo' (one at a time, first come) or"
+        " 'dedicated' (each at the full rate: an idealisation, unlimited capacity)",
+        choices=("processor-sharing", "fifo", "dedicated"),
+    )
+    aggregation_bps: float | str = option(
+        "none",
+        "an aggregation switch between the access points and the edge server: every access"
+        " point's path ends at the switch, and one hop of this rate (latency latency_s) that"
+        " all cells share reaches the server; 'none': each path reaches the server itself",
+        unit="bit/s",
+        kinds=(float, int, str),
+        choices=("none",),
+        gt=0.0,
+    )
+
+    def discipline(self) -> str:
+        """Return the :mod:`edgesim.network.medium` discipline of a hop: 'ps', 'fifo' or 'dedicated'."""
+        return {"processor-sharing": "ps"}.get(self.sharing, self.sharing)
 
 
 @dataclass(frozen=True)
@@ -193,68 +219,73 @@ class Topology:
         self.xy_m = xy
         d = np.sqrt(((xy - self.ap_xy[self.ap_of]) ** 2).sum(axis=1))
         self.distance_m = np.maximum(d, cfg.min_distance_m)
+        self._edges()
         self.graph = self._infrastructure()
-        self.paths = [self._path_links(a) for a in range(M)]
-        self._path_cache: dict[int, np.ndarray] = {}
 
     @staticmethod
     def ap_name(a: int) -> str:
         """Return the graph node name of access point ``a``."""
         return f"ap{a}"
 
-    def _path_links(self, a: int) -> list:
-        """Return the wired links from access point ``a`` to the server, in order."""
-        if self.backhaul.hops == 0:
-            return []
-        path = nx.shortest_path(self.graph, self.ap_name(a), SERVER)
-        return [self.graph.edges[u, v]["link"] for u, v in nx.utils.pairwise(path)]
+    def _edges(self) -> None:
+        """Number the wired hops: access point a's h-th hop (from the AP) is a * hops + h, the
+        aggregation hop (if any) the last; ``path_edges`` (M, L) lists each path from the AP."""
+        bh, M = self.backhaul, self.M
+        own = np.arange(M * bh.hops, dtype=np.int64).reshape(M, bh.hops)
+        rates = [float(bh.bandwidth_bps)] * (M * bh.hops)
+        if bh.aggregation_bps != "none":
+            own = np.column_stack([own, np.full(M, M * bh.hops, dtype=np.int64)])
+            rates.append(float(bh.aggregation_bps))
+        self.path_edges = own
+        self.edge_bps = np.asarray(rates, dtype=np.float64)
+        self.edge_latency_ns = np.full(self.edge_bps.size, to_ns(bh.latency_s), dtype=np.int64)
 
     def _infrastructure(self) -> nx.Graph:
         g = nx.Graph()
         g.add_node(SERVER, kind="server")
         bh = self.backhaul
+        top = SERVER
+        if bh.aggregation_bps != "none":
+            top = AGGREGATION
+            g.add_node(AGGREGATION, kind="aggregation_switch")
+            g.add_edge(AGGREGATION, SERVER, edge=int(self.M * bh.hops), kind="aggregation")
         for a in range(self.M):
             ap = self.ap_name(a)
             g.add_node(ap, kind="access_point", xy=tuple(self.ap_xy[a]))
             if bh.hops == 0:
-                continue  # co-located with the edge server: no wired hop
-            chain = [ap] + [f"{ap}/switch{h}" for h in range(1, bh.hops)] + [SERVER]
-            for u, v in nx.utils.pairwise(chain):
-                g.add_edge(u, v, link=WiredLink(bh.latency_s, bh.bandwidth_bps), kind="backhaul")
+                if top != SERVER:
+                    g.add_edge(ap, top, kind="co-located")
+                continue  # co-located with the edge server (or the switch): no wired hop
+            chain = [ap] + [f"{ap}/switch{h}" for h in range(1, bh.hops)] + [top]
+            for h, (u, v) in enumerate(nx.utils.pairwise(chain)):
+                g.add_edge(u, v, edge=int(a * bh.hops + h), kind="backhaul")
         return g
 
-    def path_ns(self, size_bytes: int) -> np.ndarray:
-        """Return the wired time (ns) of one message of ``size_bytes`` from each access point, (M,).
+    def wired_ns(
+        self, aps: np.ndarray, size_bytes: np.ndarray | int, start_ns: np.ndarray, direction: str
+    ) -> np.ndarray:
+        """Return when each message is through its wired path (int64 ns, shape (m,)).
 
-        The sum over the path's hops of each hop's latency plus transmission
-        time (store and forward); zero when the access point is co-located.
-        Memoised per size (a run sends few distinct sizes).
+        Message i leaves at ``start_ns[i]`` from access point ``aps[i]``
+        (``direction = 'up'``) or from the server towards it (``'down'``),
+        and crosses the path's hops in order, store and forward: on each hop
+        it waits for its share of the hop's rate with the other messages of
+        the call on that hop (``sharing``; see :mod:`edgesim.network.medium`),
+        then the hop's latency. Zero hops: it is through at once.
         """
-        size = int(size_bytes)
-        if size not in self._path_cache:
-            one = np.zeros(1, dtype=np.int64)
-            sizes = np.array([size], dtype=np.int64)
-            self._path_cache[size] = np.array(
-                [
-                    sum(int(link.send(one, sizes, None).duration_ns[0]) for link in path)
-                    for path in self.paths
-                ],
-                dtype=np.int64,
-            )
-        return self._path_cache[size]
-
-    def backhaul_ns(self, aps: np.ndarray, size_bytes: np.ndarray | int) -> np.ndarray:
-        """Return the wired time (ns, int64, shape (m,)) of messages of ``size_bytes`` via ``aps``."""
-        aps = np.asarray(aps)
-        sizes = np.asarray(size_bytes, dtype=np.int64)
-        if sizes.ndim == 0 or (sizes.size and (sizes == sizes.flat[0]).all()):
-            per_ap = self.path_ns(int(sizes.flat[0]) if sizes.size else 0)
-            return np.full(aps.shape, per_ap[0]) if self.M == 1 else per_ap[aps]
-        out = np.empty(aps.shape, dtype=np.int64)
-        for size in np.unique(sizes).tolist():
-            sel = sizes == size
-            out[sel] = self.path_ns(size)[aps[sel]]
-        return out
+        aps = np.asarray(aps, dtype=np.int64).reshape(-1)
+        t = np.broadcast_to(np.asarray(start_ns, dtype=np.int64), aps.shape).copy()
+        if self.path_edges.shape[1] == 0 or aps.size == 0:
+            return t
+        sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.int64), aps.shape)
+        bits_ns = sizes.astype(np.float64) * (8.0 * NS_PER_S)
+        hops = range(self.path_edges.shape[1])
+        for h in hops if direction == "up" else reversed(hops):
+            edge = self.path_edges[aps, h] if self.M > 1 else self.path_edges[0, h]
+            work = np.rint(bits_ns / self.edge_bps[edge]).astype(np.int64)
+            group = np.broadcast_to(edge, aps.shape)
+            t = finish_ns(t, work, group, self.backhaul.discipline()) + self.edge_latency_ns[edge]
+        return t
 
     def graph_with_devices(self) -> nx.Graph:
         """Return a copy of the graph with one node per device joined to its access point.

@@ -238,7 +238,7 @@ def test_split_send_differs_but_is_valid():
 
 
 def test_shannon_rate_matches_hand_computation():
-    cfg = RadioConfig(model="shannon", shadowing_db=0.0)
+    cfg = RadioConfig(model="shannon", shadowing_db=0.0, rb_bandwidth_hz=1e6, resource_blocks=1)
     d = np.array([10.0, 200.0, 500.0])
     up = ShannonLink(cfg, d, "up", np.random.default_rng(15))
     down = ShannonLink(cfg, d, "down", np.random.default_rng(15))
@@ -255,8 +255,19 @@ def test_shannon_rate_matches_hand_computation():
     assert t.airtime_ns[0] == round(1e6 / up.rate_bps[2] * NS_PER_S)
 
 
+def test_shannon_default_cell_is_lte_20_mhz():
+    # 100 blocks of 180 kHz; the SNR per block (power and noise per block); a lone
+    # sender's rate is 100 x 180 kHz x log2(1 + SNR)
+    cfg = RadioConfig(model="shannon", shadowing_db=0.0)
+    link = ShannonLink(cfg, np.array([500.0]), "up", np.random.default_rng(0))
+    pl = 128.1 + 37.6 * math.log10(0.5)
+    snr = 10 ** ((10.0 - pl - (-174 + 10 * math.log10(180e3))) / 10)
+    assert link.mean_snr[0] == pytest.approx(snr, rel=1e-12)
+    assert link.rate_bps[0] == pytest.approx(100 * 180e3 * math.log2(1 + snr), rel=1e-12)
+
+
 def test_shannon_interference_and_shadowing():
-    cfg = RadioConfig(model="shannon", interference_dbm=-110.0)
+    cfg = RadioConfig(model="shannon", interference_dbm=-110.0, rb_bandwidth_hz=1e6)
     n = 20_000
     link = ShannonLink(cfg, np.full(n, 300.0), "up", np.random.default_rng(16))
     # shadowing: N(0, 8^2) dB, standard error of a sample sd ~ sigma / sqrt(2 n)
@@ -287,7 +298,9 @@ def test_snr_loss_matches_integral(c):
 
 
 def test_snr_loss_on_a_shannon_link():
-    cfg = RadioConfig(model="shannon", loss="snr", shadowing_db=0.0, arq_max_retries=0)
+    cfg = RadioConfig(
+        model="shannon", loss="snr", shadowing_db=0.0, arq_max_retries=0, rb_bandwidth_hz=1e6
+    )
     link = build_link(cfg, "up", np.array([450.0]), np.random.default_rng(18))
     pl = 128.1 + 37.6 * math.log10(0.45)
     c = 0.023 * 10 ** (-114 / 10) / 10 ** ((10 - pl) / 10)  # m (I + B N0) / (P g)
@@ -380,6 +393,13 @@ def test_defaults_are_valid():
         ({"resource_blocks": 0}, "network.radio.resource_blocks"),
         ({"resource_blocks": "all"}, "network.radio.resource_blocks"),
         ({"access": "csma"}, "network.radio.access"),
+        ({"access": "proportional-fair"}, "network.radio.access"),  # needs shannon
+        ({"channel_mhz": 7}, "network.radio.channel_mhz"),
+        ({"numerology": "nr-60", "channel_mhz": 5}, "network.radio.channel_mhz"),
+        ({"numerology": "nr-120"}, "network.radio.numerology"),
+        ({"downlink_access": "broadcast"}, "network.radio.downlink_access"),
+        ({"slot_s": 0.002}, "network.radio.slot_s"),  # only used by proportional-fair
+        ({"model": "shannon", "rb_bandwidth_hz": 0}, "network.radio.rb_bandwidth_hz"),
     ],
 )
 def test_bad_values_are_reported(kwargs, key):
@@ -407,3 +427,26 @@ def test_send_rejects_bad_inputs():
         link.send(np.array([0]), np.array([-1]), np.random.default_rng(0))
     t = link.send(np.array([], dtype=int), np.array([], dtype=int), np.random.default_rng(0))
     assert len(t) == 0 and t.duration_ns.shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "numerology, mhz, blocks, block_hz",
+    [("lte", 20, 100, 180e3), ("lte", 1.4, 6, 180e3), ("nr-15", 50, 270, 180e3),
+     ("nr-30", 100, 273, 360e3), ("nr-60", 100, 135, 720e3)],
+)  # fmt: skip
+def test_channel_tables(numerology, mhz, blocks, block_hz):
+    cfg = RadioConfig(numerology=numerology, channel_mhz=mhz)
+    assert cfg.cross_check() == []
+    assert cfg.blocks() == blocks and cfg.block_bandwidth_hz() == block_hz
+    # the blocks fill the channel but for the guard bands (at most 10 % of LTE 1.4 MHz: 23 %)
+    assert 0.75 < blocks * block_hz / (mhz * 1e6) <= 0.99
+
+
+def test_bad_channel_exits_2_naming_the_key(tmp_path, capsys):
+    from edgesim.cli import main
+    from tests.helpers import write
+
+    path = write(tmp_path, "[network]\nfidelity = 'batched'\n[network.radio]\nchannel_mhz = 12\n")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "network.radio.channel_mhz" in err[0] and "20" in err[0], err

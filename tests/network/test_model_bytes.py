@@ -46,8 +46,10 @@ def test_a_round_takes_the_time_of_the_configured_message_size(fidelity):
     assert c["learning_model_message_bytes"] == 8 * 21 + HEADER  # d = 20 plus the intercept
     assert c["bytes_down"] == c["messages_down"] * (size + HEADER)
     assert c["bytes_up"] == c["messages_up"] * (size + HEADER)
-    # each way: radio latency + bits / radio rate, backhaul latency + bits / backhaul rate
-    bits = 8 * (size + HEADER)
+    # each way, the 20 devices share the cell's channel and the backhaul hop (processor
+    # sharing, the messages arriving together): radio latency + 20 bits / radio rate,
+    # backhaul latency + 20 bits / backhaul rate
+    bits = 20 * 8 * (size + HEADER)
     one_way = 0.002 + bits / 1e7 + 0.001 + bits / 1e9
     rounds = result["iterations"]["phase1"]
     assert result["sim_time_s"]["total"] == pytest.approx(rounds * (2 * one_way + 0.01), rel=1e-6)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 import pytest
-import simpy
 
 from edgesim.mechanisms import BUILTIN_MECHANISMS
 from edgesim.network import NS_PER_S
-from edgesim.network.access import Ofdma, ProcessorSharing, Tdma
 from edgesim.network.secagg import protocol_messages
 from edgesim.network.server import NetworkServer
 from edgesim.output import to_json
@@ -83,8 +80,17 @@ def test_fixed_links_time_is_closed_form(hops):
     sc = scenario(
         {
             "fidelity": "events",
-            "radio": {"latency_s": latency, "bandwidth_bps": bandwidth},
-            "backhaul": {"hops": hops, "latency_s": bh_latency, "bandwidth_bps": bh_bandwidth},
+            "radio": {
+                "latency_s": latency,
+                "bandwidth_bps": bandwidth,
+                "resource_blocks": "per-device",
+            },
+            "backhaul": {
+                "hops": hops,
+                "latency_s": bh_latency,
+                "bandwidth_bps": bh_bandwidth,
+                "sharing": "dedicated",
+            },
             "compute": {"seconds": compute},
         },
         mechanism={"kind": "fedavg", "phase1_rounds": T},
@@ -98,57 +104,30 @@ def test_fixed_links_time_is_closed_form(hops):
     assert round(result["sim_time_s"]["phase1"] * NS_PER_S) == T * per_round
 
 
-def _finish_times(make_medium, n: int, airtime: int) -> list[int]:
-    env = simpy.Environment()
-    medium = make_medium(env)
-    done = []
-
-    def sender():
-        yield from medium.transmit(airtime)
-        done.append(env.now)
-
-    for _ in range(n):
-        env.process(sender())
-    env.run()
-    return sorted(done)
-
-
-def test_processor_sharing_splits_bandwidth_equally():
-    N, S, B = 7, 1500, 1e6
-    airtime = round(8 * S * NS_PER_S / B)  # alone, at the full rate
-    assert _finish_times(ProcessorSharing, N, airtime) == [round(8 * N * S * NS_PER_S / B)] * N
-
-
-def test_processor_sharing_unequal_jobs():
-    # Two jobs of airtime a and 3a from t=0: the short one ends at 2a, the long one at 4a.
-    env = simpy.Environment()
-    ps = ProcessorSharing(env)
-    a, ends = 1000, {}
-
-    def sender(name, work):
-        yield from ps.transmit(work)
-        ends[name] = env.now
-
-    env.process(sender("short", a))
-    env.process(sender("long", 3 * a))
-    env.run()
-    assert ends == {"short": 2 * a, "long": 4 * a}
-
-
-def test_tdma_serialises_uploads():
-    N, airtime = 5, 8000
-    assert _finish_times(Tdma, N, airtime) == [airtime * (i + 1) for i in range(N)]
-
-
-@pytest.mark.parametrize("blocks", [1, 3, 4, 10])
-def test_ofdma_finishes_in_waves(blocks):
-    N, airtime = 10, 8000
-    times = _finish_times(lambda env: Ofdma(env, blocks), N, airtime)
-    waves = math.ceil(N / blocks)
-    assert times[-1] == waves * airtime
-    assert [times.count(airtime * w) for w in range(1, waves + 1)] == [
-        min(blocks, N - blocks * w) for w in range(waves)
-    ]
+@pytest.mark.parametrize("fidelity", ["events", "batched"])
+@pytest.mark.parametrize("hops", [0, 2])
+def test_default_shared_cell_and_backhaul_time_is_closed_form(hops, fidelity):
+    # K devices share the cell's channel both ways (round robin: processor sharing) and
+    # every wired hop (processor sharing): K equal messages arriving together finish
+    # together, K times their lone time after arriving.
+    T, K, latency, bandwidth, compute = 4, 6, 0.01, 1e6, 0.005
+    bh_latency, bh_bandwidth = 0.002, 1e7
+    sc = scenario(
+        {
+            "fidelity": fidelity,
+            "radio": {"latency_s": latency, "bandwidth_bps": bandwidth},
+            "backhaul": {"hops": hops, "latency_s": bh_latency, "bandwidth_bps": bh_bandwidth},
+            "compute": {"seconds": compute},
+        },
+        mechanism={"kind": "fedavg", "phase1_rounds": T},
+        agents={"count": K},
+    )
+    result = run(sc)
+    S = _bytes_per_message(result["data"]["d"] + 1)
+    radio_ns = round(latency * NS_PER_S) + K * round(8 * S * NS_PER_S / bandwidth)
+    hop_ns = round(bh_latency * NS_PER_S) + K * round(8 * S * NS_PER_S / bh_bandwidth)
+    per_round = 2 * (radio_ns + hops * hop_ns) + round(compute * NS_PER_S)
+    assert round(result["sim_time_s"]["total"] * NS_PER_S) == T * per_round
 
 
 def test_shared_uplink_round_time_end_to_end():
@@ -313,6 +292,37 @@ def test_events_and_batched_give_identical_json(kind, radio):
     assert ('"retransmissions": 0,' not in texts[0]) == (radio is LOSSY)  # losses happened
 
 
+@pytest.mark.parametrize(
+    "radio",
+    [
+        {"access": "round-robin", "loss": "bernoulli", "loss_prob": 0.2},
+        {"access": "ofdma", "resource_blocks": 4, "loss": "bernoulli", "loss_prob": 0.2},
+        {"access": "tdma", "downlink_access": "dedicated"},
+    ],
+    ids=["round-robin", "ofdma-waves", "tdma"],
+)
+def test_events_and_batched_agree_on_shared_media_with_churn_and_deadline(radio):
+    network = {
+        "radio": {"bandwidth_bps": 2e6, **radio},
+        "backhaul": {"sharing": "fifo", "aggregation_bps": 5e6},
+        "compute": {"model": "shifted-exponential"},
+        "availability": {"model": "markov", "mean_on_s": 5.0, "mean_off_s": 1.0},
+        "topology": {"access_points": 3},
+        "round_policy": "deadline",
+        "deadline_s": 0.08,
+    }
+    mech = {"kind": "ffl", "phase1_rounds": 6, "phase2_rounds": 1}
+    texts = []
+    for fidelity in ("events", "batched"):
+        sc = scenario({**network, "fidelity": fidelity}, mechanism=mech, agents={"count": 60})
+        result = run(sc)
+        result["scenario"]["network"]["fidelity"] = "(either)"
+        result["network"]["fidelity"] = "(either)"
+        texts.append(to_json(result))
+    assert texts[0] == texts[1]
+    assert result["network"]["cut"] > 0 and result["network"]["lost"] > 0  # both happened
+
+
 @pytest.mark.parametrize("compute", ["shifted-exponential", "per-sample"])
 def test_steady_plan_equals_the_general_plan(compute):
     """The steady-exchange cache builds exactly the plan the general path draws."""
@@ -343,8 +353,6 @@ def test_steady_plan_equals_the_general_plan(compute):
             "arrive_ns",
             "compute_ns",
             "sending",
-            "up_backhaul_ns",
-            "up_slot",
             "resolve_ns",
             "reply_ok",
             "late",
@@ -361,12 +369,14 @@ def test_steady_plan_equals_the_general_plan(compute):
     assert drawn == (3 if compute == "shifted-exponential" else 1)  # drawn anew, or repeated
 
 
-def test_batched_rejects_shared_uplinks():
+def test_batched_refuses_proportional_fair_naming_the_key():
     from edgesim.errors import ScenarioErrors
 
-    with pytest.raises(ScenarioErrors, match="network.fidelity"):
-        scenario({"fidelity": "batched", "radio": {"access": "tdma"}})
-    assert np.isfinite(scenario({"fidelity": "events", "radio": {"access": "tdma"}}).seed)
+    radio = {"model": "shannon", "access": "proportional-fair"}
+    with pytest.raises(ScenarioErrors, match="network.radio.access"):
+        scenario({"fidelity": "batched", "radio": radio})
+    assert np.isfinite(scenario({"fidelity": "events", "radio": radio}).seed)
+    assert np.isfinite(scenario({"fidelity": "batched", "radio": {"access": "tdma"}}).seed)
 
 
 def test_ffl_phase2_stops_after_T2_when_replies_go_missing():

@@ -67,3 +67,68 @@ def test_bad_devices_per_cell_exits_2(tmp_path, capsys, text):
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "network.topology.devices_per_cell" in err[0], err
+
+
+# ----------------------------------------------------------------------------- shared backhaul
+
+S = 80_064  # bytes: an 80 kB model and its header
+
+
+def _backhaul(K, cells=1, **keys):
+    bh = BackhaulConfig(**{"latency_s": 0.0, "bandwidth_bps": 1e9, **keys})
+    return Topology(TopologyConfig(access_points=cells), bh, K, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_n_messages_arriving_together_at_a_hop_finish_n_s_8_over_c_later(direction):
+    N, C = 25, 1e9
+    t = _backhaul(N)
+    done = t.wired_ns(t.ap_of, S, np.full(N, 1000), direction)
+    assert done.tolist() == [1000 + N * round(S * 8 / C * 1e9)] * N
+
+
+def test_fifo_hop_serves_one_at_a_time_and_dedicated_none():
+    N, one = 5, round(S * 8 / 1e9 * 1e9)
+    fifo = _backhaul(N, sharing="fifo")
+    assert fifo.wired_ns(fifo.ap_of, S, 0, "up").tolist() == [one * (i + 1) for i in range(N)]
+    free = _backhaul(N, sharing="dedicated", hops=2, latency_s=0.001)
+    assert free.wired_ns(free.ap_of, S, 0, "up").tolist() == [2 * (one + 1_000_000)] * N
+
+
+def test_cells_queue_where_their_paths_meet():
+    # 4 cells of 10 devices, each cell's own 1 Gbit/s hop, then one 2 Gbit/s aggregation hop
+    t = _backhaul(40, cells=4, aggregation_bps=2e9)
+    assert t.path_edges.tolist() == [[0, 4], [1, 4], [2, 4], [3, 4]]
+    assert t.graph.number_of_edges() == 5
+    own, shared = 10 * round(S * 8 / 1e9 * 1e9), 40 * round(S * 8 / 2e9 * 1e9)
+    assert t.wired_ns(t.ap_of, S, 0, "up").tolist() == [own + shared] * 40
+    assert t.wired_ns(t.ap_of, S, 0, "down").tolist() == [shared + own] * 40
+    alone = _backhaul(40, cells=4)
+    assert alone.wired_ns(alone.ap_of, S, 0, "up").tolist() == [own] * 40
+
+
+def _round_s(K: int, per_cell: int | str = "off") -> float:
+    """Simulated seconds of one FedAvg round: 80 kB models, the default cell, 10 Gbit/s backhaul."""
+    raw = {
+        "agents": {"count": K},
+        "data": {"source": "synthetic", "samples": 10 * K, "features": 20},
+        "model": {"kind": "ridge", "l2": 1.0},
+        "mechanism": {"kind": "fedavg", "phase1_rounds": 1},
+        "network": {
+            "fidelity": "batched",
+            "model_bytes": 80_000,
+            "backhaul": {"bandwidth_bps": 10e9, "aggregation_bps": 10e9},
+            "topology": {"devices_per_cell": per_cell},
+        },
+        "output": {"local_baseline": False},
+    }
+    return run(from_dict(raw))["sim_time_s"]["total"]
+
+
+def test_one_cell_slows_with_k_and_cells_growing_with_k_do_not():
+    # the default cell (LTE 20 MHz, round robin) carries K models each way: K = 10^4 takes
+    # about 100 times K = 10^2; with 100 devices per cell only the shared backhaul grows
+    small, large = _round_s(100), _round_s(10_000)
+    assert large >= 50 * small
+    grown = _round_s(10_000, per_cell=100)
+    assert grown < 3 * _round_s(100, per_cell=100)

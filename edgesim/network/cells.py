@@ -1,0 +1,114 @@
+"""The radio hop's shared media: how the devices of one cell share its channel in an exchange.
+
+Each cell has a channel of R resource blocks (:meth:`RadioConfig.blocks`)
+in each direction (FDD: uplink and downlink do not compete). A link's
+airtime is what a message takes alone in the cell (all R blocks; with
+``resource_blocks = 'per-device'`` every device has such a channel of its
+own). ``network.radio.access`` says how the devices with data share it:
+
+- ``round-robin`` and ``shared``: processor sharing (the fluid limit of
+  handing the blocks out slot by slot in turn): n senders each progress at
+  1/n of their lone rate, so N >= R equal uploads of S bytes at per-block
+  rate r finish together at N S 8 / (R r);
+- ``ofdma``: first-come waves: a message holds one block (rate r, airtime R
+  times its lone airtime) until it is sent, so N equal uploads finish in
+  ceil(N / R) waves of S 8 / r;
+- ``tdma``: one sender at a time on the whole channel, first come;
+- ``proportional-fair``: slot by slot under per-slot Rayleigh fading
+  (:mod:`edgesim.network.proportional_fair`).
+
+The downlink is shared the same way (``downlink_access = 'shared'``) or each
+message goes at a lone receiver's rate (``'dedicated'``).
+
+Capped ARQ on a shared medium: a message's transmissions are one job of
+``attempts`` times its airtime (the scheduler serves the retransmissions as
+soon as they are due, as LTE's HARQ does); the retransmission timeouts and
+the latency come after it leaves the medium (:attr:`Transfers.after_ns`).
+On a dedicated channel this is exactly the sum :attr:`Transfers.duration_ns`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgesim.network.links import Transfers
+from edgesim.network.medium import finish_ns
+from edgesim.network.proportional_fair import proportional_fair_ns
+from edgesim.network.radio import RadioConfig
+
+#: ``network.radio.access`` -> its :mod:`edgesim.network.medium` discipline (proportional
+#: fair has its own scheduler).
+DISCIPLINE = {
+    "round-robin": "ps",
+    "shared": "ps",
+    "tdma": "fifo",
+    "ofdma": "fifo",
+}
+
+
+class Cells:
+    """The cells' channels for one run: which discipline each direction follows.
+
+    ``cfg``: the ``[network.radio]`` table; ``ap_of`` (K,): each device's
+    cell; ``uplink``/``downlink``: the links (their SNRs feed proportional fair).
+    """
+
+    def __init__(self, cfg: RadioConfig, ap_of: np.ndarray, uplink, downlink):
+        self.cfg = cfg
+        self.ap_of = np.asarray(ap_of)
+        self.links = {"up": uplink, "down": downlink}
+        self.blocks = cfg.blocks()
+        self.per_device = cfg.resource_blocks == "per-device"
+
+    def shared(self, direction: str) -> bool:
+        """Whether messages in ``direction`` ('up' or 'down') share their cell's channel."""
+        if self.per_device:
+            return False
+        return direction == "up" or self.cfg.downlink_access == "shared"
+
+    @property
+    def draws(self) -> bool:
+        """Whether sharing draws random numbers (proportional fair's per-slot fading)."""
+        return self.cfg.access == "proportional-fair" and (self.shared("up") or self.shared("down"))
+
+    def through_ns(
+        self,
+        direction: str,
+        devices: np.ndarray,
+        sizes: np.ndarray,
+        arrive_ns: np.ndarray,
+        transfers: Transfers,
+        rng: np.random.Generator | None,
+        horizon_ns: int | None = None,
+    ) -> np.ndarray:
+        """Return when each message's last transmission has left the channel (int64 ns, (m,)).
+
+        ``devices``, ``sizes`` (bytes) and ``arrive_ns`` (when the message
+        reaches the sender's radio) are aligned with ``transfers``. ``rng``
+        draws proportional fair's fading (nothing else draws);
+        ``horizon_ns`` lets it stop at a round's deadline (a message not
+        through by then gets an instant after it).
+        """
+        work = transfers.attempts * transfers.airtime_ns
+        if not self.shared(direction):
+            return arrive_ns + work
+        group = self.ap_of[devices]
+        access = self.cfg.access
+        if access == "proportional-fair":
+            link = self.links[direction]
+            done, _ = proportional_fair_ns(
+                arrive_ns,
+                transfers.attempts * np.asarray(sizes, dtype=np.int64) * 8,
+                link.mean_snr[devices],
+                group,
+                blocks=self.blocks,
+                block_hz=link.block_hz,
+                slot_ns=round(self.cfg.slot_s * 1e9),
+                window_slots=self.cfg.pf_window_slots,
+                rng=rng,
+                horizon_ns=horizon_ns,
+            )
+            return np.where(done < 0, np.iinfo(np.int64).max // 4, done)
+        if access == "ofdma":
+            return finish_ns(arrive_ns, work * self.blocks, group, "fifo", self.blocks)
+        return finish_ns(arrive_ns, work, group, DISCIPLINE[access])
