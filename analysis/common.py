@@ -73,11 +73,17 @@ def sweep(
     ``.ok`` holds every run's record (its whole output contract under
     ``"result"``, its swept values under ``"values"``), ordered by run index;
     ``.table()`` the tidy rows as ``edgesim results`` writes them. A failed
-    run raises RuntimeError naming the first failure, since a figure drawn
-    from a partial sweep would mislead.
+    run raises RuntimeError naming the first failure, and so does a sweep
+    stopped early (an interrupt, a SIGTERM), since a figure drawn from a
+    partial sweep would mislead.
     """
     runs = out / "runs" / (tag or name)
     res = edgesim.sweep(scenario_path(name), runs, overrides=_overrides(overrides), workers=workers)
+    if res.summary.interrupted or len(res.ok) + len(res.failed) < len(res.plan.runs):
+        raise RuntimeError(
+            f"{name}: the sweep stopped early ({len(res.ok)} of {len(res.plan.runs)} runs done);"
+            f" run the figure again to resume it"
+        )
     if res.failed:
         first = res.failed[0]
         raise RuntimeError(f"{name}: {len(res.failed)} run(s) failed; first: {first.get('error')}")
