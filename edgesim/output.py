@@ -96,7 +96,8 @@ class RunRecord:
         " agent's problem, or its cluster's in DP-FFL), phase2_problems"
     )
     communication: dict = _f(
-        "messages_down, messages_up, bytes_down, bytes_up, transmissions_up, retransmissions,"
+        "messages_down (with network.downlink = 'broadcast': the copies sent, one per cell),"
+        " messages_up, bytes_down, bytes_up, transmissions_up, retransmissions,"
         " dropped, rounds per phase, model_message_bytes (one model or gradient message as"
         " sent: network.model_bytes + 64) and learning_model_message_bytes (the learning"
         " model's own: 8 n_params + 64)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgesim.network import to_ns
 from edgesim.network.availability import build_availability
 from edgesim.network.cells import Cells
 from edgesim.network.compute import build_compute_model
@@ -38,5 +39,8 @@ class Network:
         self.uplink = build_link(cfg.radio, "up", d, self.rng["radio-setup"])
         self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
         self.cells = Cells(cfg.radio, self.topology.ap_of, self.uplink, self.downlink)
+        #: A device's round trip to the server: radio and wired latencies, both ways (ns).
+        wired = self.topology.edge_latency_ns[self.topology.path_edges[0]].sum()
+        self.rtt_ns = 2 * (to_ns(cfg.radio.latency_s) + int(wired))
         self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
         self.availability = build_availability(cfg.availability, K, self.rng["availability"])

@@ -15,7 +15,10 @@ own). ``network.radio.access`` says how the devices with data share it:
   ceil(N / R) waves of S 8 / r;
 - ``tdma``: one sender at a time on the whole channel, first come;
 - ``proportional-fair``: slot by slot under per-slot Rayleigh fading
-  (:mod:`edgesim.network.proportional_fair`).
+  (:mod:`edgesim.network.proportional_fair`);
+- ``wifi``: one medium both ways, contended by the devices with data and the
+  access point, whose queue holds the downlink (:meth:`Cells.joint_ns`,
+  :mod:`edgesim.network.wifi`).
 
 The downlink is shared the same way (``downlink_access = 'shared'``) or each
 message goes at a lone receiver's rate (``'dedicated'``).
@@ -32,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgesim.network.links import Transfers
-from edgesim.network.medium import finish_ns
+from edgesim.network.medium import contention_ns, finish_ns
 from edgesim.network.proportional_fair import proportional_fair_ns
 from edgesim.network.radio import RadioConfig
 
@@ -57,8 +60,13 @@ class Cells:
         self.cfg = cfg
         self.ap_of = np.asarray(ap_of)
         self.links = {"up": uplink, "down": downlink}
-        self.blocks = cfg.blocks()
         self.per_device = cfg.resource_blocks == "per-device"
+        #: Wi-Fi: one contended medium both ways (:meth:`joint_ns`), no resource blocks.
+        self.joint = cfg.access == "wifi"
+        self.blocks = 1 if self.joint else cfg.blocks()
+        if self.joint:
+            mac = cfg.wifi_mac()
+            self._efficiency = lambda n: mac.efficiency(n) / mac.efficiency(1)
 
     def shared(self, direction: str) -> bool:
         """Whether messages in ``direction`` ('up' or 'down') share their cell's channel."""
@@ -112,3 +120,55 @@ class Cells:
         if access == "ofdma":
             return finish_ns(arrive_ns, work * self.blocks, group, "fifo", self.blocks)
         return finish_ns(arrive_ns, work, group, DISCIPLINE[access])
+
+    def joint_ns(
+        self,
+        devices: np.ndarray,
+        down_arrive_ns: np.ndarray,
+        down_work_ns: np.ndarray,
+        up_offset_ns: np.ndarray,
+        up_work_ns: np.ndarray,
+        sends: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Wi-Fi: schedule both directions of an exchange on each cell's one medium.
+
+        The access point contends with its devices (:func:`edgesim.network.medium.contention_ns`,
+        with Bianchi's efficiency of n contenders over one's). ``down_arrive_ns``: when each
+        downlink reaches the access point; ``down_work_ns``: its airtimes alone (a broadcast
+        is split evenly among its receivers, who share it and so all receive it when the
+        whole is through); ``up_offset_ns``: from its last transmission
+        leaving the medium to the device's reply joining it; ``up_work_ns``: the reply's
+        airtimes; ``sends``: whether the device replies. Returns (downlink through, uplink
+        through; -1 for no reply), int64 ns, aligned with ``devices``.
+        """
+        group = self.ap_of[devices]
+        down_done = np.empty(devices.size, dtype=np.int64)
+        up_done = np.full(devices.size, -1, dtype=np.int64)
+        for cell in np.unique(group).tolist():
+            idx = np.flatnonzero(group == cell)
+            down_done[idx], up_done[idx] = contention_ns(
+                down_arrive_ns[idx],
+                down_work_ns[idx],
+                up_offset_ns[idx],
+                up_work_ns[idx],
+                sends[idx],
+                self._efficiency,
+            )
+        return down_done, up_done
+
+    def broadcast_ns(self, devices: np.ndarray, size_bytes: int, airtime_ns: np.ndarray):
+        """Return each cell's time to broadcast one message (int64 ns) and the cell of each device.
+
+        ``airtime_ns`` (m,): the message's lone airtime to each receiver. A
+        cellular broadcast goes at the rate of the cell's worst receiver (its
+        longest airtime); a Wi-Fi one at ``wifi_multicast_bps`` in
+        unaggregated frames. Returns (time per cell (c,), the cells (c,), each
+        device's index into them (m,)).
+        """
+        cells, where = np.unique(self.ap_of[devices], return_inverse=True)
+        if self.joint:
+            t = self.cfg.wifi_mac().multicast_s(size_bytes, self.cfg.wifi_multicast_bps)
+            return np.full(cells.size, round(t * 1e9), dtype=np.int64), cells, where
+        worst = np.zeros(cells.size, dtype=np.int64)
+        np.maximum.at(worst, where, airtime_ns)
+        return worst, cells, where

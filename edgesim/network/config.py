@@ -51,6 +51,27 @@ class NetworkConfig:
         choices=("auto",),
         ge=1,
     )
+    downlink: str = option(
+        "unicast",
+        "'unicast' (one message per recipient) or 'broadcast' (a message that is the same for"
+        " every recipient goes once per access point: one copy over each wired path, one"
+        " transmission per cell at the rate of its worst receiver, or Wi-Fi's multicast rate;"
+        " unacknowledged: each receiver loses it independently, no ARQ)",
+        choices=("unicast", "broadcast"),
+    )
+    transport: str = option(
+        "ideal",
+        "'ideal' (a message goes at its link's rate from its first byte) or 'tcp' (each message"
+        " on a fresh connection: a handshake round trip, then slow start from"
+        " tcp_initial_window segments of tcp_mss_bytes; closed form, see docs/network.md)",
+        choices=("ideal", "tcp"),
+    )
+    tcp_initial_window: int = option(
+        10, "tcp: initial congestion window (RFC 6928)", unit="segments", ge=1
+    )
+    tcp_mss_bytes: int = option(
+        1448, "tcp: segment size (1500-byte MTU, timestamps)", unit="B", ge=1
+    )
     radio: RadioConfig = section(RadioConfig, "the radio hop between a device and its access point")
     backhaul: BackhaulConfig = section(
         BackhaulConfig, "the wired path from an access point to the server"
@@ -95,6 +116,33 @@ class NetworkConfig:
             *self.compute.cross_check(agents_count),
             *self.availability.cross_check(agents_count),
         ]
+        if self.transport != "tcp":
+            defaults = NetworkConfig()
+            for key in ("tcp_initial_window", "tcp_mss_bytes"):
+                if getattr(self, key) != getattr(defaults, key):
+                    errs.append(
+                        ScenarioError(
+                            f"network.{key}",
+                            f"{getattr(self, key)!r} would be ignored: it is only used with"
+                            " transport = 'tcp'",
+                        )
+                    )
+        if self.downlink == "broadcast" and self.fidelity == "none":
+            errs.append(
+                ScenarioError(
+                    "network.downlink",
+                    "'broadcast' is a property of the simulated network: use fidelity 'events'"
+                    " or 'batched'",
+                )
+            )
+        if self.radio.access == "wifi" and self.availability.model != "always":
+            errs.append(
+                ScenarioError(
+                    "network.availability.model",
+                    "access = 'wifi' needs devices always on ('always'): churn within a"
+                    " contended Wi-Fi exchange is not modelled",
+                )
+            )
         if self.fidelity == "batched" and self.radio.access == "proportional-fair":
             errs.append(
                 ScenarioError(

@@ -107,6 +107,16 @@ class Transfers:
         d = self.delivered.astype(np.int64)
         return (self.attempts - d) * self.rto_ns + d * self.latency_ns
 
+    def take(self, rows: np.ndarray) -> Transfers:
+        """Return the transfers of the messages at ``rows`` (an index array), in that order."""
+        return Transfers(
+            attempts=self.attempts[rows],
+            delivered=self.delivered[rows],
+            airtime_ns=self.airtime_ns[rows],
+            latency_ns=self.latency_ns[rows],
+            rto_ns=self.rto_ns[rows],
+        )
+
     @property
     def transmissions(self) -> int:
         """Total transmissions over all messages (sum of attempts)."""
@@ -341,7 +351,7 @@ def _fixed_link(cfg: RadioConfig, direction: str, distance_m, rng) -> Link:
     n = int(np.asarray(distance_m).reshape(-1).size)
     return FixedLink(
         cfg.latency_s,
-        cfg.bandwidth_bps,
+        cfg.lone_rate_bps(),
         make_loss(cfg, n, None, rng),
         cfg.arq_max_retries,
         cfg.rto_s,

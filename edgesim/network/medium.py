@@ -39,6 +39,7 @@ with R > 1 walks the group's messages with a heap of R servers.
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
@@ -193,3 +194,68 @@ def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:
             through[c] = t
             n -= counts[c]
     return np.rint(np.asarray(through)[index.reshape(-1)]).astype(np.int64)
+
+
+def contention_ns(
+    down_arrive_ns: np.ndarray,
+    down_work_ns: np.ndarray,
+    up_offset_ns: np.ndarray,
+    up_work_ns: np.ndarray,
+    sends: np.ndarray,
+    efficiency,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One contended medium carrying both directions of an exchange (a Wi-Fi cell).
+
+    The access point is one contender whose queue holds the downlink
+    messages; each device with an uplink message is another. Contenders get
+    equal shares of the medium; with n of them the medium delivers
+    ``efficiency(n)`` of what one contender alone gets (Bianchi's saturation
+    throughput over its value at n = 1), so an uplink message progresses at
+    efficiency(n) / n of its lone rate and each of the k queued downlink
+    messages at efficiency(n) / (n k). Downlink message i reaches the access
+    point at ``down_arrive_ns[i]`` and needs ``down_work_ns[i]`` alone; when
+    it is through, if ``sends[i]``, device i's reply joins the medium
+    ``up_offset_ns[i]`` later (the radio latency and timeouts, then the
+    compute time) and needs ``up_work_ns[i]``. Returns (downlink through,
+    uplink through) in int64 ns; the uplink of a device that does not send is
+    -1. An event walk: O(m log m) for m messages.
+    """
+    da = np.asarray(down_arrive_ns, dtype=np.int64).tolist()
+    dw = np.asarray(down_work_ns, dtype=np.int64).tolist()
+    uo = np.asarray(up_offset_ns, dtype=np.int64).tolist()
+    uw = np.asarray(up_work_ns, dtype=np.int64).tolist()
+    go = np.asarray(sends, dtype=bool).tolist()
+    m = len(da)
+    down_done = [0.0] * m
+    up_done = [-1.0] * m
+    arrivals = sorted((float(a), 0, i) for i, a in enumerate(da))  # (time, 0 = down / 1 = up, i)
+    heapq.heapify(arrivals)
+    tags = ([], [])  # per class: (service tag, i)
+    served = [0.0, 0.0]  # service every message of the class in service has received
+    t = arrivals[0][0] if arrivals else 0.0
+    while arrivals or tags[0] or tags[1]:
+        n_down, n_up = len(tags[0]), len(tags[1])
+        contenders = n_up + (n_down > 0)
+        share = efficiency(contenders) / contenders if contenders else 0.0
+        rate = (share / n_down if n_down else 0.0, share)
+        leave = [t + (tags[c][0][0] - served[c]) / rate[c] if tags[c] else math.inf for c in (0, 1)]
+        c = 0 if leave[0] <= leave[1] else 1
+        if arrivals and arrivals[0][0] <= leave[c]:
+            when, c, i = heapq.heappop(arrivals)
+            served = [served[k] + (when - t) * rate[k] for k in (0, 1)]
+            t = when
+            heapq.heappush(tags[c], (served[c] + (dw[i] if c == 0 else uw[i]), i))
+            continue
+        served = [served[k] + (leave[c] - t) * rate[k] for k in (0, 1)]
+        t = leave[c]
+        served[c], i = heapq.heappop(tags[c])
+        if c == 0:
+            down_done[i] = t
+            if go[i]:
+                heapq.heappush(arrivals, (t + uo[i], 1, i))
+        else:
+            up_done[i] = t
+    return (
+        np.rint(np.asarray(down_done)).astype(np.int64),
+        np.rint(np.asarray(up_done)).astype(np.int64),
+    )

@@ -15,6 +15,7 @@ from edgesim.config import field_errors, option, suggest
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
 from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widths
+from edgesim.network.wifi import STANDARDS, WifiMac, phy_rate_bps
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,10 @@ class RadioConfig:
         " (per-slot Rayleigh fading, each block to the best rate over average throughput;"
         " model = 'shannon', events fidelity), 'ofdma' (first-come waves: a message holds one"
         " block until it is sent), 'tdma' (one sender at a time on the whole channel), 'shared'"
-        " (processor sharing of the channel: the same as round-robin's fluid limit)",
-        choices=("round-robin", "proportional-fair", "ofdma", "tdma", "shared"),
+        " (processor sharing of the channel: the same as round-robin's fluid limit), 'wifi'"
+        " (802.11 EDCA contention among the devices with data and the access point, whose"
+        " queue holds the downlink: one medium both ways; Bianchi's saturation throughput)",
+        choices=("round-robin", "proportional-fair", "ofdma", "tdma", "shared", "wifi"),
     )
     downlink_access: str = option(
         "shared",
@@ -112,6 +115,21 @@ class RadioConfig:
         " MHz: 100 blocks; NR at 30 kHz, 100 MHz: 273)",
         unit="MHz",
         kinds=(float, int),
+        gt=0.0,
+    )
+    wifi_standard: str = option(
+        "802.11ac",
+        "wifi: the PHY, '802.11n', '802.11ac' or '802.11ax' (rates from MCS, channel_mhz and"
+        " wifi_streams)",
+        choices=("802.11n", "802.11ac", "802.11ax"),
+    )
+    wifi_mcs: int = option(7, "wifi: the modulation and coding scheme (fixed rate)", ge=0)
+    wifi_streams: int = option(1, "wifi: spatial streams", ge=1)
+    wifi_multicast_bps: float = option(
+        6e6,
+        "wifi: rate of group-addressed (broadcast) frames, which are neither aggregated nor"
+        " acknowledged: the lowest basic rate of 802.11a/g/n/ac/ax at 5 GHz",
+        unit="bit/s",
         gt=0.0,
     )
     slot_s: float = option(
@@ -260,12 +278,41 @@ class RadioConfig:
             unused.append(("snr_waterfall_m", "loss = 'snr'"))
         if self.access != "proportional-fair":
             unused += [(k, "access = 'proportional-fair'") for k in ("slot_s", "pf_window_slots")]
+        if self.access != "wifi":
+            unused += [
+                (k, "access = 'wifi'") for k in ("wifi_standard", "wifi_mcs", "wifi_streams")
+            ]
+        elif self.model == "fixed":
+            unused.append(
+                (
+                    "bandwidth_bps",
+                    "an access other than 'wifi' (a Wi-Fi cell's PHY rate comes from"
+                    " wifi_standard, wifi_mcs, channel_mhz and wifi_streams)",
+                )
+            )
         for key, needs in unused:
             value = getattr(self, key)
             if value != getattr(defaults, key):
                 err(key, f"{value!r} would be ignored: it is only used with {needs}")
 
-        if channel_blocks(self.numerology, self.channel_mhz) is None:
+        if self.access == "wifi":
+            if self.model != "fixed":
+                err("model", "'wifi' access needs model = 'fixed' (rates from the MCS table)")
+            if self.downlink_access != "shared":
+                err(
+                    "downlink_access",
+                    "'wifi' is one medium both ways: the access point contends with its devices",
+                )
+            if isinstance(self.resource_blocks, int) or self.resource_blocks == "per-device":
+                err("resource_blocks", "'wifi' has no resource blocks; leave it at 'channel'")
+            try:
+                self.wifi_mac()
+            except ValueError as exc:
+                key = "wifi_mcs" if "MCS" in str(exc) else "channel_mhz"
+                if "streams" in str(exc) and "MCS" not in str(exc):
+                    key = "wifi_streams"
+                err(key, str(exc))
+        elif channel_blocks(self.numerology, self.channel_mhz) is None:
             err(
                 "channel_mhz",
                 f"{self.numerology} has no {self.channel_mhz:g} MHz channel; use one of"
@@ -308,6 +355,24 @@ class RadioConfig:
         if self.rb_bandwidth_hz == "auto":
             return block_hz(self.numerology)
         return float(self.rb_bandwidth_hz)
+
+    def wifi_mac(self) -> WifiMac:
+        """Return the Wi-Fi cell's MAC (``access = 'wifi'``): its PHY rate from the standard's table.
+
+        Raises ValueError when the standard lacks the MCS, width or streams.
+        """
+        phy = phy_rate_bps(
+            self.wifi_standard, self.wifi_mcs, int(self.channel_mhz), self.wifi_streams
+        )
+        _, _, _, preamble, per_stream = STANDARDS[self.wifi_standard]
+        return WifiMac(phy, preamble_s=preamble + (self.wifi_streams - 1) * per_stream)
+
+    def lone_rate_bps(self) -> float:
+        """Return the fixed model's rate of a device alone in its cell (bit/s): ``bandwidth_bps``,
+        or with ``access = 'wifi'`` the MAC's goodput of one contender."""
+        if self.access == "wifi":
+            return self.wifi_mac().goodput_bps(1)
+        return float(self.bandwidth_bps)
 
     def rto_ns(self) -> int:
         """Return the ARQ retransmission timeout in integer ns (``'auto'`` = 2 x latency)."""

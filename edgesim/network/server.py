@@ -58,9 +58,10 @@ from edgesim.network import to_ns
 from edgesim.network.availability import AlwaysOn
 from edgesim.network.compute import ComputeModel
 from edgesim.network.device import Device
-from edgesim.network.links import FixedLink, NoLoss, ShannonLink
+from edgesim.network.links import FixedLink, NoLoss, ShannonLink, Transfers
 from edgesim.network.secure_round import SecureRounds
 from edgesim.network.trace import Trace
+from edgesim.network.transport import tcp_extra_ns
 
 #: Deadline timers fire after every other event scheduled for the same instant,
 #: so a reply arriving exactly at the deadline counts.
@@ -98,6 +99,7 @@ class Plan:
     down_lost: int
     down_transmissions: int
     down_retransmissions: int
+    down_copies: int | None = None  # a broadcast: the copies sent (one per cell), else None
     steady: bool = False  # from the steady-exchange cache: every recipient received and replied
     end_ns: int | None = None  # the exchange's length, when the cache knows it
 
@@ -134,6 +136,8 @@ class NetworkServer:
             self.always_on
             and self.deadline_ns is None
             and not net.cells.draws
+            and not net.cells.joint
+            and self.cfg.downlink != "broadcast"
             and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
         )
         self._steady: dict[tuple[int, int], dict] = {}
@@ -227,6 +231,8 @@ class NetworkServer:
             plan = self._steady_plan(down_bytes, up_bytes)
             if plan is not None:
                 return plan
+        if self.net.cells.joint:
+            return self._plan_joint(agents, down_bytes, up_bytes, compute)
         net = self.net
         dev = self.devices[agents]
         m = agents.size
@@ -234,19 +240,19 @@ class NetworkServer:
         horizon = self.deadline_ns
         rng = net.rng["links"]
         down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
-        down = net.downlink.send(dev, down_sizes, rng)
-        arrive = self._arrive_ns(dev, down_sizes, down, rng)
+        copies = None
+        if self._broadcasts(down_bytes):
+            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng)
+            arrive = at_ap + down.airtime_ns + down.after_ns
+        else:
+            down = net.downlink.send(dev, down_sizes, rng)
+            arrive = self._arrive_ns(dev, down_sizes, down, rng)
         delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
         received = delivered.copy()
         if not self.always_on:
             ask = np.flatnonzero(delivered)
             received[ask] = net.availability.online(dev[ask], t0 + arrive[ask])
-        if compute is False:
-            compute = np.zeros(m, dtype=np.int64)
-        elif compute is True:
-            compute = net.compute.times_ns(dev, net.rng["compute"])
-        else:  # reports per device (a GatherMany): one draw, times the reports it computes
-            compute = net.compute.times_ns(dev, net.rng["compute"]) * np.asarray(compute)
+        compute = self._compute_ns(dev, compute)
         send_at = arrive + compute
         ready = received if horizon is None else received & (send_at <= horizon)
         sending = ready.copy()
@@ -256,16 +262,39 @@ class NetworkServer:
         senders = np.flatnonzero(sending)
         up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
         up = net.uplink.send(dev[senders], up_sizes, rng)
+        resolved = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
+        return self._plan_of(
+            agents,
+            down,
+            copies,
+            arrive,
+            compute,
+            (delivered, received, ready, sending),
+            up,
+            resolved,
+        )
+
+    def _plan_of(self, agents, down, copies, arrive, compute, masks, up, resolved) -> Plan:
+        """Assemble an exchange's Plan from its draws and schedule.
+
+        ``masks``: (delivered before any deadline, received: delivered and
+        online, ready: received and able to send before the deadline,
+        sending: ready and online); ``resolved``: when each sender's reply
+        reaches the server or its sender gives up.
+        """
+        delivered, received, ready, sending = masks
+        m = agents.size
+        horizon = self.deadline_ns
         # When the server knows each outcome (relative to t0); late ones only after the deadline.
-        resolve = np.where(received, send_at, arrive)
+        resolve = np.where(received, arrive + compute, arrive)
         if horizon is not None:
             late = (down.delivered & ~delivered) | (received & ~ready)
             resolve[late] = horizon + 1
         else:
             late = np.zeros(m, dtype=bool)
-        resolve[senders] = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
+        resolve[sending] = resolved
         reply_ok = np.zeros(m, dtype=bool)
-        reply_ok[senders] = up.delivered
+        reply_ok[sending] = up.delivered
         return Plan(
             agents=agents,
             received=received,
@@ -277,9 +306,100 @@ class NetworkServer:
             reply_ok=reply_ok,
             late=late,
             down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
-            down_transmissions=down.transmissions,
+            down_transmissions=down.transmissions if copies is None else copies,
             down_retransmissions=down.retransmissions,
+            down_copies=copies,
         )
+
+    def _broadcasts(self, down_bytes) -> bool:
+        """Whether this exchange's downlink is one broadcast per cell: ``downlink = 'broadcast'``
+        and one message for every recipient (a scalar size; a GatherMany's differ)."""
+        return self.cfg.downlink == "broadcast" and np.ndim(down_bytes) == 0
+
+    def _broadcast(self, dev: np.ndarray, size: int, rng):
+        """Draw a broadcast downlink: one copy per cell, one unacknowledged transmission.
+
+        Returns (the recipients' Transfers: one attempt each, delivered unless
+        the receiver lost it (one loss draw per recipient, ``links``), the
+        airtime its cell's broadcast takes; when each copy reaches the
+        recipient's access point (ns); the copies sent).
+        """
+        net = self.net
+        sizes = np.full(dev.size, size, dtype=np.int64)
+        lone = net.downlink.airtime_ns(dev, sizes)
+        per_cell, cells, where = net.cells.broadcast_ns(dev, size, lone)
+        at_cell = net.topology.wired_ns(cells, size, 0, "down")
+        lost = np.asarray(net.downlink.loss.lost(dev, rng), dtype=bool)
+        down = Transfers(
+            attempts=np.ones(dev.size, dtype=np.int64),
+            delivered=~lost,
+            airtime_ns=per_cell[where],
+            latency_ns=np.full(dev.size, net.downlink.latency_ns, dtype=np.int64),
+            rto_ns=np.full(dev.size, net.downlink.rto_ns, dtype=np.int64),
+        )
+        return down, at_cell[where], int(cells.size)
+
+    def _compute_ns(self, dev: np.ndarray, compute) -> np.ndarray:
+        """Return each device's compute time (int64 ns): none (``False``), one draw (``True``),
+        or one draw times its number of reports (a GatherMany's array)."""
+        if compute is False:
+            return np.zeros(dev.size, dtype=np.int64)
+        times = self.net.compute.times_ns(dev, self.net.rng["compute"])
+        return times if compute is True else times * np.asarray(compute)
+
+    def _plan_joint(self, agents: np.ndarray, down_bytes, up_bytes, compute) -> Plan:
+        """The plan of an exchange on Wi-Fi cells: both directions share one medium.
+
+        Draw order: downlink transfers, compute times, then the uplink
+        transfers of every device its downlink reaches (``links``); then the
+        cells' contention is walked (:meth:`Cells.joint_ns`), which decides
+        when each downlink arrives and each reply leaves. Devices are always
+        on (the scenario check refuses churn with ``wifi``); under a deadline
+        what would arrive or start after it is late, as on other cells.
+        """
+        net = self.net
+        dev = self.devices[agents]
+        m = agents.size
+        horizon = self.deadline_ns
+        rng = net.rng["links"]
+        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
+        up_sizes = np.broadcast_to(np.asarray(up_bytes, dtype=np.int64), (m,))
+        copies = None
+        if self._broadcasts(down_bytes):
+            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng)
+            # the cell's receivers share the one broadcast in equal parts, so all of them
+            # have it when the whole is through (rounded up: within a ns per receiver)
+            _, where = np.unique(net.topology.ap_of[dev], return_inverse=True)
+            receivers = np.bincount(where)[where]
+            down_work = -(-down.airtime_ns // receivers)
+        else:
+            down = net.downlink.send(dev, down_sizes, rng)
+            start = self._transport_ns(down_sizes, down)
+            at_ap = net.topology.wired_ns(net.topology.ap_of[dev], down_sizes, start, "down")
+            down_work = down.attempts * down.airtime_ns
+        compute = self._compute_ns(dev, compute)
+        reached = np.flatnonzero(down.delivered)
+        up_all = net.uplink.send(dev[reached], up_sizes[reached], rng)
+        up_work = np.zeros(m, dtype=np.int64)
+        up_work[reached] = up_all.attempts * up_all.airtime_ns
+        up_start = np.zeros(m, dtype=np.int64)
+        up_start[reached] = self._transport_ns(up_sizes[reached], up_all)
+        down_through, up_through = net.cells.joint_ns(
+            dev, at_ap, down_work, down.after_ns + compute + up_start, up_work, down.delivered
+        )
+        arrive = down_through + down.after_ns
+        received = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
+        send_at = arrive + compute
+        sending = received if horizon is None else received & (send_at <= horizon)
+        senders = np.flatnonzero(sending)
+        row = np.full(m, -1, dtype=np.int64)
+        row[reached] = np.arange(reached.size)
+        up = up_all.take(row[senders])
+        resolved = self._wired_up(
+            dev[senders], up_sizes[senders], up_through[senders] + up.after_ns, up
+        )
+        masks = (received, received, sending, sending)
+        return self._plan_of(agents, down, copies, arrive, compute, masks, up, resolved)
 
     def _arrive_ns(self, dev: np.ndarray, sizes: np.ndarray, down, rng) -> np.ndarray:
         """Return when each downlink reaches its device, or its sender gives up (ns from the start).
@@ -288,9 +408,20 @@ class NetworkServer:
         to its access point (shared hops), then the cell's downlink channel.
         """
         net = self.net
-        at_ap = net.topology.wired_ns(net.topology.ap_of[dev], sizes, 0, "down")
+        start = self._transport_ns(sizes, down)
+        at_ap = net.topology.wired_ns(net.topology.ap_of[dev], sizes, start, "down")
         through = net.cells.through_ns("down", dev, sizes, at_ap, down, rng, self.deadline_ns)
         return through + down.after_ns
+
+    def _transport_ns(self, sizes: np.ndarray, transfers) -> np.ndarray | int:
+        """Return TCP's handshake and slow-start time of each message (int64 ns), or 0 when the
+        transport is ideal (:mod:`edgesim.network.transport`)."""
+        cfg = self.cfg
+        if cfg.transport != "tcp":
+            return 0
+        return tcp_extra_ns(
+            sizes, transfers.airtime_ns, self.net.rtt_ns, cfg.tcp_initial_window, cfg.tcp_mss_bytes
+        )
 
     def _resolve_ns(self, dev: np.ndarray, sizes: np.ndarray, send_at, up, rng) -> np.ndarray:
         """Return when each reply reaches the server, or its sender gives up (ns from the start).
@@ -298,13 +429,18 @@ class NetworkServer:
         A reply sent at ``send_at`` crosses the cell's uplink channel, then,
         if delivered, the wired path (shared hops).
         """
-        net = self.net
-        through = net.cells.through_ns("up", dev, sizes, send_at, up, rng, self.deadline_ns)
-        out = through + up.after_ns
+        send_at = send_at + self._transport_ns(sizes, up)
+        through = self.net.cells.through_ns("up", dev, sizes, send_at, up, rng, self.deadline_ns)
+        return self._wired_up(dev, sizes, through + up.after_ns, up)
+
+    def _wired_up(self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up) -> np.ndarray:
+        """Return when each reply reaches the server: the delivered ones cross the wired path
+        from ``at_ap``; the others' senders give up at ``at_ap`` (ns from the start)."""
+        out = at_ap.copy()
         ok = np.flatnonzero(up.delivered)
         if ok.size:
-            aps = net.topology.ap_of[dev[ok]]
-            out[ok] = net.topology.wired_ns(aps, sizes[ok], out[ok], "up")
+            aps = self.net.topology.ap_of[dev[ok]]
+            out[ok] = self.net.topology.wired_ns(aps, sizes[ok], out[ok], "up")
         return out
 
     def _steady_plan(self, down_bytes, up_bytes) -> Plan | None:
@@ -428,6 +564,8 @@ class NetworkServer:
             up = plan.up
             senders = np.flatnonzero(plan.sending)
             bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
+            if plan.down_copies is not None:  # a broadcast: one copy per cell
+                bytes_down = plan.down_copies * int(down_bytes)
             sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
             bytes_up = int(sent_up.sum())
             up_transmissions = up.transmissions
@@ -443,7 +581,7 @@ class NetworkServer:
             tr.agent_cut[agents[cut]] += 1
         n_cut = 0 if plan.steady else int(cut.sum())
         senders_n = int(plan.sending.sum()) if not plan.steady else m
-        c.messages_down += m
+        c.messages_down += m if plan.down_copies is None else plan.down_copies
         c.messages_up += senders_n
         c.bytes_down += bytes_down
         c.bytes_up += bytes_up

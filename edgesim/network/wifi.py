@@ -1,0 +1,212 @@
+"""IEEE 802.11 (Wi-Fi) arithmetic: PHY rates, frame times and Bianchi's saturation throughput.
+
+Pure Python (no SimPy); :mod:`edgesim.network.cells` uses it to share a Wi-Fi
+cell among its contenders (the devices with data and the access point).
+
+PHY rate (IEEE 802.11-2020, clauses 19, 21 and 27): N_SD data subcarriers x
+N_BPSCS coded bits per subcarrier x code rate R x N_SS spatial streams, per
+OFDM symbol of T_sym (HT and VHT: 4 us with the 0.8 us guard interval; HE:
+12.8 + 0.8 = 13.6 us). 802.11ac, 20 MHz, one stream, MCS 7: 52 x 6 x 5/6 / 4
+us = 65 Mbit/s; 802.11ax, same: 234 x 6 x 5/6 / 13.6 us = 86.0 Mbit/s. HE
+rounds the data bits per symbol and stream down; in VHT an MCS whose data
+bits per symbol are not a whole number does not exist (MCS 9 at 20 MHz with
+one stream).
+
+MAC (EDCA, best effort, the defaults of 802.11ac/ax and ns-3): AIFSN 3,
+CWmin 15, CWmax 1023, slot 9 us, SIFS 16 us. A transmission opportunity
+carries one A-MPDU of up to ``max_mpdus`` MPDUs (64: the block-ack window),
+``max_ampdu_bytes`` bytes and the 5.484 ms PPDU limit (aPPDUMaxTime), then a
+block acknowledgement at a basic rate. Each MPDU carries one TCP segment of
+MSS bytes with TCP/IP (40), LLC/SNAP (8), QoS MAC header and FCS (30) and an
+A-MPDU delimiter with padding (4 to 7).
+
+Contention (Bianchi, "Performance analysis of the IEEE 802.11 distributed
+coordination function", IEEE JSAC 18(3), 2000): n saturated stations, each
+transmitting in a slot with probability tau, colliding with probability p =
+1 - (1 - tau)^(n-1), where tau = 2 (1 - 2p) / ((1 - 2p)(W + 1) + p W (1 -
+(2p)^m)) with W = CWmin + 1 and m = log2((CWmax + 1) / (CWmin + 1)) backoff
+stages. The fraction of time spent delivering payload is
+S = P_s P_tr E[P] / ((1 - P_tr) sigma + P_tr P_s T_s + P_tr (1 - P_s) T_c),
+the classic form with EDCA's AIFS in place of DIFS and an A-MPDU as the
+frame (as the literature extends it, e.g. Lin and Wong, IEEE TWC 2006).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+#: Modulation and coding: MCS -> (coded bits per subcarrier, code rate).
+MODULATION = [
+    (1, 1 / 2),
+    (2, 1 / 2),
+    (2, 3 / 4),
+    (4, 1 / 2),
+    (4, 3 / 4),
+    (6, 2 / 3),
+    (6, 3 / 4),
+    (6, 5 / 6),
+    (8, 3 / 4),
+    (8, 5 / 6),
+    (10, 3 / 4),
+    (10, 5 / 6),
+]
+
+#: standard -> (data subcarriers per channel width in MHz, symbol time in s, highest MCS,
+#: preamble time in s for one stream, extra preamble per additional stream in s).
+STANDARDS = {
+    "802.11n": ({20: 52, 40: 108}, 4e-6, 7, 36e-6, 4e-6),
+    "802.11ac": ({20: 52, 40: 108, 80: 234, 160: 468}, 4e-6, 9, 40e-6, 4e-6),
+    "802.11ax": ({20: 234, 40: 468, 80: 980, 160: 1960}, 13.6e-6, 11, 44e-6, 8e-6),
+}
+
+SLOT_S = 9e-6
+SIFS_S = 16e-6
+PPDU_MAX_S = 5.484e-3
+#: The block ack: a legacy preamble (20 us) and 32 bytes at the 24 Mbit/s basic rate.
+BLOCK_ACK_S = 20e-6 + 32 * 8 / 24e6
+#: Bytes an MPDU adds to a TCP segment: TCP/IP headers (40), LLC/SNAP (8), QoS MAC header
+#: and FCS (30); then the A-MPDU delimiter (4), padded to a multiple of 4.
+SEGMENT_OVERHEAD_BYTES = 78
+
+
+def phy_rate_bps(standard: str, mcs: int, channel_mhz: int, streams: int) -> float:
+    """Return the PHY data rate (bit/s) of ``standard`` at ``mcs``, ``channel_mhz`` and ``streams``.
+
+    Raises ValueError naming what the standard lacks (an MCS, a width, a
+    stream count or an MCS that does not exist for this width and streams).
+    """
+    if standard not in STANDARDS:
+        raise ValueError(f"unknown standard {standard!r}; use one of {', '.join(STANDARDS)}")
+    subcarriers, t_sym, top, _, _ = STANDARDS[standard]
+    if channel_mhz not in subcarriers:
+        widths = ", ".join(str(w) for w in subcarriers)
+        raise ValueError(f"{standard} has no {channel_mhz} MHz channel; use {widths}")
+    if not 0 <= mcs <= top:
+        raise ValueError(f"{standard} has MCS 0 to {top}, got {mcs}")
+    if not 1 <= streams <= 8 or (standard == "802.11n" and streams > 4):
+        raise ValueError(f"{standard} has 1 to {4 if standard == '802.11n' else 8} streams")
+    bits, rate = MODULATION[mcs]
+    per_symbol = subcarriers[channel_mhz] * bits * rate * streams
+    if standard == "802.11ax":  # HE rounds the data bits per symbol down (N_DBPS)
+        return math.floor(per_symbol / streams + 1e-9) * streams / t_sym
+    if abs(per_symbol - round(per_symbol)) > 1e-9:
+        raise ValueError(
+            f"{standard} MCS {mcs} does not exist at {channel_mhz} MHz with {streams} stream(s)"
+        )
+    return round(per_symbol) / t_sym
+
+
+@dataclass(frozen=True)
+class WifiMac:
+    """One Wi-Fi cell's MAC: its PHY rate and the A-MPDU a transmission opportunity carries.
+
+    ``phy_bps``: the data rate; ``preamble_s``: the PPDU's preamble; ``mss``:
+    TCP's segment size (bytes); ``max_mpdus``, ``max_ampdu_bytes``: the
+    A-MPDU's limits; ``cw_min``, ``cw_max``, ``aifsn``: EDCA's best-effort
+    parameters.
+    """
+
+    phy_bps: float
+    preamble_s: float = 40e-6
+    mss: int = 1448
+    max_mpdus: int = 64
+    max_ampdu_bytes: int = 6_500_631
+    cw_min: int = 15
+    cw_max: int = 1023
+    aifsn: int = 3
+
+    @property
+    def aifs_s(self) -> float:
+        """Return AIFS = SIFS + AIFSN slots (s)."""
+        return SIFS_S + self.aifsn * SLOT_S
+
+    @property
+    def mpdu_bytes(self) -> int:
+        """Return the bytes of one MPDU in an A-MPDU (a full TCP segment, delimiter, padding)."""
+        raw = self.mss + SEGMENT_OVERHEAD_BYTES
+        return 4 * math.ceil((raw + 4) / 4)
+
+    @property
+    def mpdus(self) -> int:
+        """Return the MPDUs one A-MPDU carries: the least of the window, the bytes and 5.484 ms."""
+        by_time = int((PPDU_MAX_S - self.preamble_s) * self.phy_bps / (8 * self.mpdu_bytes))
+        by_bytes = self.max_ampdu_bytes // self.mpdu_bytes
+        return max(1, min(self.max_mpdus, by_bytes, by_time))
+
+    @property
+    def payload_bits(self) -> float:
+        """Return the TCP payload bits one A-MPDU delivers: mpdus x MSS x 8."""
+        return self.mpdus * self.mss * 8.0
+
+    @property
+    def success_s(self) -> float:
+        """Return T_s: the PPDU, SIFS, the block ack and AIFS (s)."""
+        ppdu = self.preamble_s + self.mpdus * self.mpdu_bytes * 8 / self.phy_bps
+        return ppdu + SIFS_S + BLOCK_ACK_S + self.aifs_s
+
+    @property
+    def collision_s(self) -> float:
+        """Return T_c: the colliding PPDU, then EIFS = SIFS + a block ack's time + AIFS (s), which
+        every station waits after a frame it could not decode: the same as T_s."""
+        return self.success_s
+
+    def multicast_s(self, size_bytes: int, rate_bps: float) -> float:
+        """Return the time (s) to broadcast ``size_bytes`` in group-addressed frames at ``rate_bps``.
+
+        One segment per frame (no aggregation, no acknowledgement), each after
+        AIFS and a mean backoff of CWmin / 2 slots, with a legacy preamble (20 us).
+        """
+        frames = max(1, -(-size_bytes // self.mss))
+        frame = 20e-6 + (self.mss + SEGMENT_OVERHEAD_BYTES) * 8 / rate_bps
+        return frames * (frame + self.aifs_s + self.cw_min / 2 * SLOT_S)
+
+    def efficiency(self, n: int) -> float:
+        """Return the goodput of n saturated contenders over the PHY rate (Bianchi; see above).
+
+        ``efficiency(1)``: one sender alone, backing off CWmin / 2 slots on
+        average before each A-MPDU. Memoised per (MAC, n).
+        """
+        return _efficiency(self, n)
+
+    def goodput_bps(self, n: int) -> float:
+        """Return the aggregate TCP goodput of n saturated contenders (bit/s)."""
+        return self.efficiency(n) * self.phy_bps
+
+
+def bianchi_tau(n: int, W: int, m: int) -> tuple[float, float]:
+    """Solve Bianchi's fixed point for n stations; returns (tau, p).
+
+    tau = 2 (1 - 2p) / ((1 - 2p)(W + 1) + p W (1 - (2p)^m)) and
+    p = 1 - (1 - tau)^(n - 1), by bisection on p in [0, 1) (the right side
+    minus p is decreasing in p).
+    """
+    if n == 1:
+        return 2 / (W + 1), 0.0
+
+    def tau_of(p: float) -> float:
+        if abs(1 - 2 * p) < 1e-12:  # the limit at p = 1/2
+            return 2 / (W + 1 + p * W * m)
+        return 2 * (1 - 2 * p) / ((1 - 2 * p) * (W + 1) + p * W * (1 - (2 * p) ** m))
+
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 1 - (1 - tau_of(mid)) ** (n - 1) > mid:
+            lo = mid
+        else:
+            hi = mid
+    p = (lo + hi) / 2
+    return tau_of(p), p
+
+
+@lru_cache(maxsize=4096)
+def _efficiency(mac: WifiMac, n: int) -> float:
+    W = mac.cw_min + 1
+    m = round(math.log2((mac.cw_max + 1) / W))
+    tau, _ = bianchi_tau(n, W, m)
+    p_tr = 1 - (1 - tau) ** n
+    p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
+    busy = (1 - p_tr) * SLOT_S + p_tr * p_s * mac.success_s + p_tr * (1 - p_s) * mac.collision_s
+    return p_s * p_tr * mac.payload_bits / busy / mac.phy_bps

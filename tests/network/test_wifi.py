@@ -1,0 +1,181 @@
+"""Wi-Fi cells (edgesim/network/wifi.py, medium.contention_ns): PHY arithmetic, Bianchi, contention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from edgesim.cli import main
+from edgesim.network.medium import contention_ns
+from edgesim.network.radio import RadioConfig
+from edgesim.network.wifi import SLOT_S, STANDARDS, WifiMac, bianchi_tau, phy_rate_bps
+from edgesim.scenario import from_dict
+from edgesim.simulate import run
+from tests.helpers import write
+
+
+@pytest.mark.parametrize(
+    "standard, mcs, mhz, streams, mbps",
+    [
+        ("802.11ac", 7, 20, 1, 65.0),
+        ("802.11ac", 3, 20, 1, 26.0),
+        ("802.11ac", 9, 80, 2, 780.0),
+        ("802.11n", 7, 40, 1, 135.0),
+        ("802.11ax", 7, 20, 1, 86.0),
+        ("802.11ax", 11, 80, 2, 1201.0),
+    ],
+)  # the standards' rate tables (0.8 us guard interval)
+def test_phy_rates_match_the_standards_tables(standard, mcs, mhz, streams, mbps):
+    assert phy_rate_bps(standard, mcs, mhz, streams) / 1e6 == pytest.approx(
+        mbps, rel=5e-4
+    )  # tables round to 0.1
+
+
+def test_bianchi_fixed_point_against_an_independent_root_finder():
+    # tau from p, p from tau: solve the two equations as one root of tau (brentq)
+    W, m = 16, 6
+    for n in (2, 5, 10, 20, 50):
+
+        def gap(tau, n=n):
+            p = 1 - (1 - tau) ** (n - 1)
+            return tau - 2 * (1 - 2 * p) / ((1 - 2 * p) * (W + 1) + p * W * (1 - (2 * p) ** m))
+
+        tau_ref = brentq(gap, 1e-9, 0.4, xtol=1e-15)
+        tau, p = bianchi_tau(n, W, m)
+        assert tau == pytest.approx(tau_ref, rel=1e-9)
+        assert p == pytest.approx(1 - (1 - tau_ref) ** (n - 1), rel=1e-9)
+
+
+def test_saturation_throughput_for_1_to_50_contenders():
+    mac = WifiMac(phy_rate_bps("802.11ac", 7, 20, 1))
+    T = mac.success_s
+    for n in range(1, 51):
+        tau, _ = bianchi_tau(n, 16, 6)
+        p_tr = 1 - (1 - tau) ** n
+        p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
+        s = p_s * p_tr * mac.payload_bits / ((1 - p_tr) * SLOT_S + p_tr * T)
+        assert mac.goodput_bps(n) == pytest.approx(s, rel=1e-12)
+    rates = [mac.goodput_bps(n) for n in range(1, 51)]
+    assert all(a > b for a, b in zip(rates, rates[1:], strict=False))  # collisions grow with n
+    # one sender alone: payload over (backoff CWmin / 2 slots + T_s) per A-MPDU
+    alone = mac.payload_bits / (7.5 * SLOT_S + T)
+    assert rates[0] == pytest.approx(alone, rel=1e-9)
+
+
+def test_one_device_alone_takes_the_phy_arithmetic():
+    # a message of S bytes alone: ceil(segments / MPDUs per A-MPDU) transmission opportunities
+    # in the limit of many; edgesim charges S 8 / goodput(1) plus the latency
+    S = 800_000
+    raw = {
+        "agents": {"count": 1},
+        "data": {"samples": 20},
+        "mechanism": {"kind": "fedavg", "phase1_rounds": 1},
+        "network": {
+            "fidelity": "batched",
+            "model_bytes": S - 64,
+            "radio": {"access": "wifi", "latency_s": 0.0},
+            "backhaul": {"hops": 0},
+            "compute": {"seconds": 0.0},
+        },
+    }
+    result = run(from_dict(raw))
+    mac = RadioConfig(access="wifi").wifi_mac()
+    one_way = S * 8 / mac.goodput_bps(1)
+    assert result["sim_time_s"]["total"] == pytest.approx(2 * one_way, abs=2e-9)
+    # the PHY arithmetic: 65 Mbit/s; an A-MPDU of 28 MPDUs of 1448 payload bytes
+    assert mac.phy_bps == 65e6 and mac.mpdus == 28
+    per_txop = 7.5 * SLOT_S + mac.success_s
+    assert one_way == pytest.approx(S / (28 * 1448) * per_txop, rel=1e-12)
+
+
+def test_contention_equal_uploads_finish_at_n_s_8_over_goodput_n():
+    mac = RadioConfig(access="wifi").wifi_mac()
+    eff = lambda n: mac.efficiency(n) / mac.efficiency(1)  # noqa: E731
+    N, w = 20, 1_000_000
+    down, up = contention_ns(
+        np.zeros(N), np.full(N, w), np.zeros(N), np.full(N, w), np.ones(N, bool), eff
+    )
+    # the access point alone sends N downlinks (each 1/N of its share): N w; then N devices
+    # contend: each at eff(N) / N of its lone rate
+    assert down.tolist() == [N * w] * N
+    assert up.max() == pytest.approx(N * w + N * w / eff(N), abs=1)
+    assert up.min() == up.max()
+
+
+def test_the_access_point_contends_with_its_devices():
+    # device 0's reply starts at once; the access point still holds device 1's downlink: two
+    # contenders each get eff(2) / 2, not the lone rate
+    eff = lambda n: {1: 1.0, 2: 0.9}[n]  # noqa: E731
+    down, up = contention_ns([0, 0], [100, 1000], [0, 0], [500, 500], [True, False], eff)
+    # 0..200: the AP alone, two downlinks at 1/2: the first done at 200 (100 each);
+    # then AP (900 left) and device 0 (500) contend at 0.45 each: device 0 done at 200 + 500 /
+    # 0.45; the AP's 900 - 500 = 400 left alone
+    t_up = 200 + 500 / 0.45
+    assert down[0] == 200 and up[0] == round(t_up) and up[1] == -1
+    assert down[1] == round(t_up + 400)
+
+
+@pytest.mark.parametrize("fidelity", ["events", "batched"])
+def test_wifi_round_in_both_fidelities_with_tcp_and_broadcast(fidelity):
+    texts = []
+    for fid in ("events", "batched"):
+        raw = {
+            "agents": {"count": 12},
+            "mechanism": {"kind": "ffl", "phase1_rounds": 3, "phase2_rounds": 1},
+            "network": {
+                "fidelity": fid,
+                "transport": "tcp",
+                "downlink": "broadcast",
+                "round_policy": "deadline",
+                "deadline_s": 0.05,
+                "radio": {"access": "wifi", "loss": "bernoulli", "loss_prob": 0.1},
+                "compute": {"model": "shifted-exponential"},
+            },
+        }
+        r = run(from_dict(raw))
+        r["scenario"]["network"]["fidelity"] = r["network"]["fidelity"] = "(either)"
+        texts.append(r)
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize(
+    "radio, key",
+    [
+        ({"access": "wifi", "wifi_mcs": 10}, "network.radio.wifi_mcs"),
+        (
+            {"access": "wifi", "wifi_standard": "802.11n", "channel_mhz": 80},
+            "network.radio.channel_mhz",
+        ),
+        ({"access": "wifi", "wifi_mcs": 9}, "network.radio.wifi_mcs"),  # not at 20 MHz, 1 stream
+        ({"access": "wifi", "model": "shannon"}, "network.radio.model"),
+        ({"access": "wifi", "downlink_access": "dedicated"}, "network.radio.downlink_access"),
+        ({"wifi_mcs": 5}, "network.radio.wifi_mcs"),  # only used by wifi
+    ],
+)
+def test_bad_wifi_input_exits_2_naming_the_key(tmp_path, capsys, radio, key):
+    lines = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in radio.items())
+    path = write(tmp_path, f"[network]\nfidelity = 'events'\n[network.radio]\n{lines}")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and key in err[0], err
+
+
+def test_churn_and_tcp_keys_without_their_models_exit_2(tmp_path, capsys):
+    for text, key in (
+        ("[network.radio]\naccess = 'wifi'\n[network.availability]\nmodel = 'markov'\n",
+         "network.availability.model"),
+        ("tcp_initial_window = 4\n", "network.tcp_initial_window"),
+    ):  # fmt: skip
+        path = write(tmp_path, "[network]\nfidelity = 'events'\n" + text)
+        assert main(["validate", str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and key in err[0], err
+
+
+def test_standards_table_is_consistent():
+    for _, (subcarriers, t_sym, top, preamble, _) in STANDARDS.items():
+        assert t_sym in (4e-6, 13.6e-6) and 7 <= top <= 11 and 30e-6 <= preamble <= 50e-6
+        assert all(math.log2(w / 20).is_integer() for w in subcarriers)
