@@ -171,11 +171,11 @@ def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     work); a message arriving when S = S0 leaves when S reaches S0 + w, so
     departures follow these tags. S grows at 1/n per ns with n in service.
     """
-    pairs, index, counts = np.unique(
-        np.column_stack([a, w]), axis=0, return_inverse=True, return_counts=True
-    )
-    arrivals, works = pairs[:, 0].tolist(), pairs[:, 1].tolist()
-    counts = counts.tolist()
+    new = np.r_[True, (a[1:] != a[:-1]) | (w[1:] != w[:-1])]  # sorted: a pair starts here
+    starts = np.flatnonzero(new)
+    index = np.cumsum(new) - 1
+    arrivals, works = a[starts].tolist(), w[starts].tolist()
+    counts = np.diff(np.r_[starts, a.size]).tolist()
     through = [0.0] * len(arrivals)
     tags: list[tuple[float, int]] = []
     t, served, n, i = float(arrivals[0]), 0.0, 0, 0
