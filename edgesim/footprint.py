@@ -66,6 +66,9 @@ OUTPUT_NETWORK_BYTES_PER_AGENT = 1300
 EVENTS_BYTES_PER_DEVICE = 1700
 #: Per-device arrays of the ``batched`` fidelity and of the mechanism's counters.
 BATCHED_BYTES_PER_DEVICE = 40 * FLOAT
+#: The energy meter's per-device arrays (four parts, battery, its state) and the
+#: per-exchange temporaries it builds.
+ENERGY_BYTES_PER_DEVICE = 12 * FLOAT
 #: Known sizes of stored data sets: (training rows, test rows, features, classes).
 STORED_SHAPES = {
     "digits": (1437, 360, 64, 10),  # 1797 images, test_fraction 0.2
@@ -184,6 +187,8 @@ def estimate(sc: Scenario) -> Footprint:
     per_device = {"none": 0, "batched": BATCHED_BYTES_PER_DEVICE}.get(
         fidelity, EVENTS_BYTES_PER_DEVICE
     )
+    if per_device and sc.network.energy.model != "none":
+        per_device += ENERGY_BYTES_PER_DEVICE
     network = K * per_device
     per_agent = OUTPUT_BYTES_PER_AGENT + (OUTPUT_NETWORK_BYTES_PER_AGENT if per_device else 0)
     output = K * per_agent

@@ -68,7 +68,8 @@ class AgentRecord:
     test_accuracy: float | None = _f("classification: its test accuracy at the model it ends with")
     local_test_accuracy: float | None = _f("classification: test accuracy of its local model")
     network: dict | None = _f(
-        "network runs: messages_down, messages_up, bytes_down, bytes_up, transmissions, lost, cut",
+        "network runs: messages_down, messages_up, bytes_down, bytes_up, transmissions, lost, cut,"
+        " energy_j (J: transmit, receive, compute and idle; unless network.energy.model = 'none')",
         optional=True,
     )
 
@@ -117,7 +118,8 @@ class RunRecord:
     budget_total: float | None = _f("sum of the payments (>= 0 by Proposition 7 for FFL)")
     network: dict | None = _f(
         "network runs: fidelity, round_policy, exchanges, transmissions, lost, cut,"
-        " secagg_messages, secagg_bytes, secagg_aborted",
+        " secagg_messages, secagg_bytes, secagg_aborted, energy (total_j, tx_j, rx_j, compute_j,"
+        " idle_j, by_phase_j, batteries_emptied; unless network.energy.model = 'none')",
         optional=True,
     )
     privacy: dict | None = _f(

@@ -390,6 +390,9 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     if mrun.network is not None:
         for name, values in mrun.network.trace.per_agent().items():
             network_cols[name] = _per_agent(values, mrun.participants, K)
+        if mrun.network.energy is not None:
+            energy = mrun.network.energy.per_agent_j()
+            network_cols["energy_j"] = _per_agent(energy, mrun.participants, K)
         result.network = _network_summary(mrun.network)
         sim.last_trace = mrun.network.trace
     n_list, inside_list = n_k.tolist(), inside.tolist()
@@ -465,6 +468,7 @@ def _network_summary(server: NetworkServer) -> dict:
         "secagg_messages": totals["secagg_messages"],
         "secagg_bytes": totals["secagg_bytes"],
         "secagg_aborted": server.secure.aborted,  # rounds whose aggregate was lost
+        **({} if server.energy is None else {"energy": server.energy.summary()}),
     }
 
 
@@ -486,11 +490,11 @@ def _best_response(sim: Simulation, br) -> dict:
 
 
 def _per_agent(values, participants: np.ndarray, K: int) -> list:
-    """Return ``K`` ints: ``values`` (one per participant) at the participants' ids, 0 elsewhere.
-
-    All zeros when ``values`` does not hold one value per participant (none reported).
+    """Return ``K`` numbers (ints stay ints): ``values`` (one per participant) at the participants'
+    ids, 0 elsewhere; all zeros when ``values`` does not hold one per participant (none reported).
     """
-    full = np.zeros(K, dtype=np.int64)
+    values = np.asarray(values)
+    full = np.zeros(K, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
     if len(values) == participants.size:
         full[participants] = values
     return full.tolist()

@@ -50,7 +50,9 @@ def test_parts_follow_the_options_that_cost_memory():
     assert 20_000 * 21**2 <= RIDGE_BATCH_MAX  # the batched ridge path: 3 (K, d', d') arrays
     assert vcg.parts["exact VCG"] == 3 * 20_000 * 21**2 * 8
     events = footprint.estimate(_scenario(network={"fidelity": "events"}))
-    assert events.parts["network"] == 20_000 * footprint.EVENTS_BYTES_PER_DEVICE
+    assert events.parts["network"] == 20_000 * (
+        footprint.EVENTS_BYTES_PER_DEVICE + footprint.ENERGY_BYTES_PER_DEVICE
+    )
     assert events.total > plain.total
     logistic = footprint.estimate(_scenario(model={"kind": "logistic"}, data={"classes": 10}))
     assert logistic.parts["rounds"] > 5 * plain.parts["rounds"]  # n_params = 21 * 10

@@ -69,7 +69,11 @@ rounds, the messages, the simulated seconds and the peak RSS. It runs twice
 own and the backhaul is unshared (the benchmark as it stood before cells had
 a resource budget), and on the default cell repeated every 100 devices (10^4
 cells at K = 1e6) over a shared 10 Gbit/s aggregation hop. Targets: each under
-120 s on a 2-core machine; the cells' run within 1.5x of the one-cell run. ``--profile`` runs it under cProfile instead and
+120 s on a 2-core machine; the cells' run within 1.5x of the one-cell run.
+
+Part 4 times the energy accounting (``network.energy``, on by default): the
+FFL run at K = 1e4 (epsilon = 1) with and without it, best of three fresh
+processes each. Target: at most 1.3x. ``--profile`` runs it under cProfile instead and
 prints the top functions (the wall time then includes the profiler's
 overhead and is not checked).
 
@@ -344,7 +348,13 @@ FFL_NETWORKS = {
         "backhaul": {"aggregation_bps": 10e9},
     },
 }
+FFL_NETWORKS["one cell, per-device, no energy"] = {
+    **FFL_NETWORKS["one cell, per-device"],
+    "energy": {"model": "none"},
+}
 CELLS_OVER_ONE_TARGET = 1.5
+ENERGY_OVERHEAD_TARGET = 1.3
+ENERGY_AGENTS = 10_000
 
 
 def ffl_scenario(K: int, epsilon: float, network: str = "one cell, per-device") -> dict:
@@ -459,14 +469,17 @@ def ffl_child(K: int, epsilon: float, profile: bool, network: str) -> None:
             print(f"{PROFILE_TAG} top 25 by {key}\n{s.getvalue()}", flush=True)
 
 
-def run_ffl(K: int, epsilon: float, profile: bool, network: str) -> dict | None:
-    """Run :func:`ffl_child` in a subprocess and print its report; returns its measurements."""
+def run_ffl(
+    K: int, epsilon: float, profile: bool, network: str, quiet: bool = False
+) -> dict | None:
+    """Run :func:`ffl_child` in a subprocess and print its report (unless ``quiet``); returns
+    its measurements."""
     cmd = [sys.executable, __file__, "--child", str(K), "--epsilon", repr(epsilon)]
     cmd += ["--network", network]
     cmd += ["--profile"] if profile else []
     r, proc = run_child(cmd, CHILD_TAG, f"FFL run at K = {K}")
-    if r is None:
-        return None
+    if r is None or quiet:
+        return r
     c = r["calls"]
     mech, ans, net = c["run_mechanism"][1], c["answer"][1], c["exchange"][1]
     smooth = c["smoothness"][1]
@@ -516,6 +529,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--skip-million", action="store_true", help="skip the FFL run (part 3)")
     ap.add_argument("--skip-events", action="store_true", help="skip parts 1 and 2")
+    ap.add_argument("--skip-energy", action="store_true", help="skip part 4 (energy accounting)")
     ap.add_argument(
         "--profile", action="store_true", help="run the FFL run under cProfile, print the top"
     )
@@ -586,7 +600,7 @@ def main(argv=None) -> int:
             print()
     if not args.skip_million:
         walls = {}
-        for network in FFL_NETWORKS:
+        for network in ("one cell, per-device", "cells of 100"):
             print(
                 f"== Part 3: one FFL run, K = {K3}, {SAMPLES_PER_AGENT} samples/agent, d = {D},"
                 f" Theorem 1 rounds, batched, epsilon = {args.epsilon:g}, {network}"
@@ -613,6 +627,31 @@ def main(argv=None) -> int:
                     verdict(ratio <= CELLS_OVER_ONE_TARGET),
                 )
             )
+    if not args.skip_energy:
+        print(
+            f"== Part 4: energy accounting, FFL at K = {ENERGY_AGENTS}, best of 3 fresh processes"
+            " each, without and with it =="
+        )
+        best = {}
+        for network in ("one cell, per-device, no energy", "one cell, per-device"):
+            walls = []
+            for _ in range(3):
+                r = run_ffl(ENERGY_AGENTS, 1.0, False, network, quiet=True)
+                walls.append(r["wall_s"] if r else float("nan"))
+            best[network] = min(walls)
+            print(
+                f"  {network}: {best[network]:.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)})"
+            )
+        ratio = best["one cell, per-device"] / best["one cell, per-device, no energy"]
+        rows.append(
+            (
+                f"energy on / off, FFL K = {ENERGY_AGENTS}",
+                f"{ratio:.2f}x",
+                f"<= {ENERGY_OVERHEAD_TARGET}x",
+                verdict(ratio <= ENERGY_OVERHEAD_TARGET),
+            )
+        )
+        print()
     print(f"== Summary{note} ==")
     width = max((len(row[0]) for row in rows), default=10)
     print(f"{'check':<{width}}  {'measured':>10}  {'target':>8}  verdict")

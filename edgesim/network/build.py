@@ -29,6 +29,7 @@ class Network:
     def __init__(self, cfg: NetworkConfig, n_k: np.ndarray, seed_seq: np.random.SeedSequence):
         self.cfg = cfg
         K = int(np.asarray(n_k).size)
+        self.n_k = np.asarray(n_k)
         children = seed_seq.spawn(len(NETWORK_STREAMS))
         self.rng = {
             name: np.random.default_rng(s)

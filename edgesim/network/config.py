@@ -9,6 +9,7 @@ from edgesim.errors import ScenarioError
 from edgesim.mechanisms.protocol import FLOAT_BYTES
 from edgesim.network.availability import AVAILABILITY_MODELS, AvailabilityConfig
 from edgesim.network.compute import COMPUTE_MODELS, ComputeConfig
+from edgesim.network.energy import EnergyConfig
 from edgesim.network.links import LINKS, LOSSES, RadioConfig
 from edgesim.network.secagg import SecAggConfig
 from edgesim.network.topology import BackhaulConfig, TopologyConfig
@@ -80,6 +81,7 @@ class NetworkConfig:
     compute: ComputeConfig = section(ComputeConfig, "devices' compute time per request")
     availability: AvailabilityConfig = section(AvailabilityConfig, "devices' on/off churn")
     secagg: SecAggConfig = section(SecAggConfig, "secure aggregation (Bonawitz et al.; SecAgg+)")
+    energy: EnergyConfig = section(EnergyConfig, "devices' energy: powers, compute, batteries")
 
     def payload_bytes(self, n_params: int) -> int:
         """Return the bytes of model one model or gradient message carries (header excluded).

@@ -45,6 +45,7 @@ and reweights (:func:`edgesim.mechanisms.base.weighted_total`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,7 @@ from edgesim.network import to_ns
 from edgesim.network.availability import AlwaysOn
 from edgesim.network.compute import ComputeModel
 from edgesim.network.device import Device
+from edgesim.network.energy import EnergyMeter
 from edgesim.network.links import FixedLink, NoLoss, ShannonLink, Transfers
 from edgesim.network.secure_round import SecureRounds
 from edgesim.network.trace import Trace
@@ -99,6 +101,8 @@ class Plan:
     down_lost: int
     down_transmissions: int
     down_retransmissions: int
+    down_air_ns: np.ndarray | None = None  # each recipient's time receiving (0 if offline)
+    reports: np.ndarray | None = None  # local gradients each recipient computes
     down_copies: int | None = None  # a broadcast: the copies sent (one per cell), else None
     steady: bool = False  # from the steady-exchange cache: every recipient received and replied
     end_ns: int | None = None  # the exchange's length, when the cache knows it
@@ -138,9 +142,15 @@ class NetworkServer:
             and not net.cells.draws
             and not net.cells.joint
             and self.cfg.downlink != "broadcast"
+            and self.cfg.energy.battery_j == "none"
             and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
         )
         self._steady: dict[tuple[int, int], dict] = {}
+        self.energy = (
+            None
+            if net.cfg.energy.model == "none"
+            else EnergyMeter(net.cfg.energy, net.n_k[self.devices])
+        )
         if self.events:
             self._start_devices()
 
@@ -252,6 +262,9 @@ class NetworkServer:
         if not self.always_on:
             ask = np.flatnonzero(delivered)
             received[ask] = net.availability.online(dev[ask], t0 + arrive[ask])
+        if self.energy is not None and self.energy.battery is not None:
+            received &= ~self.energy.dead[agents]  # an empty battery: offline for good
+        reports = self._reports(m, compute)
         compute = self._compute_ns(dev, compute)
         send_at = arrive + compute
         ready = received if horizon is None else received & (send_at <= horizon)
@@ -263,26 +276,20 @@ class NetworkServer:
         up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
         up = net.uplink.send(dev[senders], up_sizes, rng)
         resolved = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
-        return self._plan_of(
-            agents,
-            down,
-            copies,
-            arrive,
-            compute,
-            (delivered, received, ready, sending),
-            up,
-            resolved,
-        )
+        masks = (delivered, received, ready, sending)
+        return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
 
-    def _plan_of(self, agents, down, copies, arrive, compute, masks, up, resolved) -> Plan:
+    def _plan_of(self, agents, down, copies, arrive, computing, masks, up, resolved) -> Plan:
         """Assemble an exchange's Plan from its draws and schedule.
 
         ``masks``: (delivered before any deadline, received: delivered and
         online, ready: received and able to send before the deadline,
-        sending: ready and online); ``resolved``: when each sender's reply
+        sending: ready and online); ``computing``: (compute times, local
+        gradients) of each recipient; ``resolved``: when each sender's reply
         reaches the server or its sender gives up.
         """
         delivered, received, ready, sending = masks
+        compute, reports = computing
         m = agents.size
         horizon = self.deadline_ns
         # When the server knows each outcome (relative to t0); late ones only after the deadline.
@@ -308,6 +315,8 @@ class NetworkServer:
             down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
             down_transmissions=down.transmissions if copies is None else copies,
             down_retransmissions=down.retransmissions,
+            down_air_ns=np.where(delivered & ~received, 0, down.attempts * down.airtime_ns),
+            reports=reports,
             down_copies=copies,
         )
 
@@ -338,6 +347,13 @@ class NetworkServer:
             rto_ns=np.full(dev.size, net.downlink.rto_ns, dtype=np.int64),
         )
         return down, at_cell[where], int(cells.size)
+
+    @staticmethod
+    def _reports(m: int, compute) -> np.ndarray:
+        """Return the local gradients each of ``m`` recipients computes (int64): 0, 1, or its reports."""
+        if compute is False or compute is True:
+            return np.full(m, int(compute), dtype=np.int64)
+        return np.asarray(compute, dtype=np.int64)
 
     def _compute_ns(self, dev: np.ndarray, compute) -> np.ndarray:
         """Return each device's compute time (int64 ns): none (``False``), one draw (``True``),
@@ -377,6 +393,10 @@ class NetworkServer:
             start = self._transport_ns(down_sizes, down)
             at_ap = net.topology.wired_ns(net.topology.ap_of[dev], down_sizes, start, "down")
             down_work = down.attempts * down.airtime_ns
+        if self.energy is not None and self.energy.battery is not None:
+            down = down.take(np.arange(m))  # a copy: the empty batteries' devices lose it
+            down.delivered[self.energy.dead[agents]] = False
+        reports = self._reports(m, compute)
         compute = self._compute_ns(dev, compute)
         reached = np.flatnonzero(down.delivered)
         up_all = net.uplink.send(dev[reached], up_sizes[reached], rng)
@@ -399,7 +419,7 @@ class NetworkServer:
             dev[senders], up_sizes[senders], up_through[senders] + up.after_ns, up
         )
         masks = (received, received, sending, sending)
-        return self._plan_of(agents, down, copies, arrive, compute, masks, up, resolved)
+        return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
 
     def _arrive_ns(self, dev: np.ndarray, sizes: np.ndarray, down, rng) -> np.ndarray:
         """Return when each downlink reaches its device, or its sender gives up (ns from the start).
@@ -485,6 +505,8 @@ class NetworkServer:
             down_lost=0,
             down_transmissions=self.m,
             down_retransmissions=0,
+            down_air_ns=c["down_air"],
+            reports=c["ones"],
             steady=True,
             end_ns=c.get("end"),
         )
@@ -496,6 +518,8 @@ class NetworkServer:
         down = net.downlink.send(self.devices, down_sizes, None)
         parts = {
             "arrive": self._arrive_ns(self.devices, down_sizes, down, None),
+            "down_air": down.attempts * down.airtime_ns,
+            "ones": np.ones(m, dtype=np.int64),
             "up": net.uplink.send(self.devices, up_sizes, None),
             "up_sizes": up_sizes,
             "yes": np.ones(m, dtype=bool),
@@ -547,6 +571,9 @@ class NetworkServer:
             end = self._end_of(plan)
             yield self.env.timeout(end)
             in_time = None if plan.steady else plan.resolve_ns <= end
+        energy_j = 0.0
+        if self.energy is not None:
+            plan, energy_j = self._spend(plan, agents, phase, end)
         m = agents.size
         c = self.counters
         tr = self.trace
@@ -614,8 +641,37 @@ class NetworkServer:
             cut=n_cut,
             secagg_messages=sec_messages,
             secagg_bytes=sec_bytes,
+            energy_j=energy_j,
         )
         return agents if plan.steady else agents[replied]
+
+    def _spend(self, plan: Plan, agents, phase: str, end_ns: int) -> tuple[Plan, float]:
+        """Count the exchange's energy (:class:`EnergyMeter`); returns (the plan, the energy all
+        devices spent in it, J). A device whose battery empties during the exchange sends
+        nothing (as a device offline when it would reply); the plan returned says so."""
+        m = agents.size
+        tx = np.zeros(m, dtype=np.int64)
+        tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
+        on = plan.received
+        dying, spent = self.energy.exchange(
+            phase,
+            agents,
+            end_ns,
+            plan.down_air_ns,
+            tx,
+            np.where(on, plan.compute_ns, 0),
+            np.where(on, plan.reports, 0),
+        )
+        if not (dying & plan.sending).any():
+            return plan, spent
+        keep = ~dying[plan.sending]  # among the senders, in order
+        plan = dataclasses.replace(
+            plan,
+            sending=plan.sending & ~dying,
+            reply_ok=plan.reply_ok & ~dying,
+            up=plan.up.take(np.flatnonzero(keep)),
+        )
+        return plan, spent
 
     def gather(self, step: Gather | GatherMany):
         """Answer one mechanism step over the network (SimPy generator returning Replies).

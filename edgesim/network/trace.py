@@ -34,6 +34,7 @@ COLUMNS = {
     "cut": "agents whose reply had not arrived by the deadline",
     "secagg_messages": "messages of this row that belong to secure aggregation (both directions)",
     "secagg_bytes": "bytes of this row that belong to secure aggregation (both directions)",
+    "energy_j": "energy every device spent during the row: transmit, receive, compute, idle (J)",
 }
 
 

@@ -1,0 +1,144 @@
+"""Devices' energy: transmit, receive, idle and compute, and optional batteries.
+
+Pure numpy (no SimPy). The server hands each exchange's per-device times to
+:class:`EnergyMeter` (from the plan, so both fidelities count the same):
+
+- transmit: ``tx_power_w`` x the airtime of every transmission the device made
+  (retransmissions included; on a shared channel the airtime a device would
+  take alone: its power per block is fixed, so the energy of a message does
+  not depend on how many blocks it got at a time);
+- receive: ``rx_power_w`` x the airtime of every transmission sent to it
+  while it was online;
+- compute, per local gradient: kappa x cycles_per_sample x n_k x f^2 (the CMOS
+  model of Yang et al., "Energy efficient federated learning over wireless
+  communication networks", IEEE TWC 2021), or ``compute_power_w`` x the
+  compute time;
+- idle: ``idle_power_w`` x the rest of the simulated time, while the battery lasts.
+
+Batteries (``battery_j``): a device whose energy runs out during an exchange
+is cut from it (its reply never arrives; the exchange's schedule is not
+redrawn) and stays offline for good, as churn that never comes back: the
+mechanisms reweight or repair as they do for churn.
+
+Defaults: 0.2 W transmit (23 dBm, an LTE UE's maximum), 0.1 W receive, 0.01
+W idle; kappa = 1e-28, 2 x 10^4 cycles per sample and 1 GHz (the middle of
+Yang et al.'s ranges).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edgesim.config import option
+
+
+@dataclass(frozen=True)
+class EnergyConfig:
+    """The ``[network.energy]`` table: powers, the compute energy model and batteries."""
+
+    model: str = option(
+        "powers",
+        "'powers' (energy from the powers below and the simulated times) or 'none' (not counted)",
+        choices=("powers", "none"),
+    )
+    tx_power_w: float = option(0.2, "power while transmitting", unit="W", ge=0.0)
+    rx_power_w: float = option(0.1, "power while receiving", unit="W", ge=0.0)
+    idle_power_w: float = option(0.01, "power the rest of the time", unit="W", ge=0.0)
+    compute: str = option(
+        "cycles",
+        "compute energy: 'cycles' (kappa cycles_per_sample n_k cpu_hz^2 per local gradient) or"
+        " 'power' (compute_power_w times the compute time)",
+        choices=("cycles", "power"),
+    )
+    kappa: float = option(1e-28, "cycles: effective switched capacitance of the CPU", ge=0.0)
+    cycles_per_sample: float = option(2e4, "cycles: CPU cycles per sample of a gradient", ge=0.0)
+    cpu_hz: float = option(1e9, "cycles: CPU frequency f", unit="Hz", gt=0.0)
+    compute_power_w: float = option(1.0, "power: power while computing", unit="W", ge=0.0)
+    battery_j: float | str = option(
+        "none",
+        "each device's battery, or 'none' (unlimited); an empty device goes offline for good",
+        unit="J",
+        kinds=(float, int, str),
+        choices=("none",),
+        gt=0.0,
+    )
+
+
+class EnergyMeter:
+    """Per-device energy of one run (joules), and the batteries' state.
+
+    ``cfg``: the table; ``n_k`` (m,): samples of each of the mechanism's
+    agents (for the compute energy).
+    """
+
+    def __init__(self, cfg: EnergyConfig, n_k: np.ndarray):
+        self.cfg = cfg
+        m = int(np.asarray(n_k).size)
+        self.per_gradient_j = cfg.kappa * cfg.cycles_per_sample * np.asarray(n_k) * cfg.cpu_hz**2
+        self.parts = {name: np.zeros(m) for name in ("tx", "rx", "compute", "idle")}
+        self.by_phase: dict[str, float] = {}
+        self.battery = None if cfg.battery_j == "none" else np.full(m, float(cfg.battery_j))
+        self.dead = np.zeros(m, dtype=bool)
+        self.emptied = 0
+
+    def exchange(
+        self,
+        phase: str,
+        agents: np.ndarray,
+        duration_ns: int,
+        rx_ns: np.ndarray,
+        tx_ns: np.ndarray,
+        compute_ns: np.ndarray,
+        reports: np.ndarray,
+    ) -> tuple[np.ndarray, float]:
+        """Count one exchange; returns (which of ``agents`` ran out of energy during it, bool
+        (m,); the energy all devices spent in it, J).
+
+        ``agents`` (m,): the recipients; ``rx_ns``, ``tx_ns``, ``compute_ns``
+        (m,): their receiving, transmitting and computing time in it;
+        ``reports`` (m,): local gradients each computed; ``duration_ns``: the
+        exchange's length. Every device still alive idles for the rest.
+        """
+        cfg, p = self.cfg, self.parts
+        rx = cfg.rx_power_w * rx_ns / 1e9
+        tx = cfg.tx_power_w * tx_ns / 1e9
+        if cfg.compute == "cycles":
+            comp = self.per_gradient_j[agents] * reports
+        else:
+            comp = cfg.compute_power_w * compute_ns / 1e9
+        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns)
+        alive = ~self.dead
+        idle = np.where(alive, cfg.idle_power_w * duration_ns / 1e9, 0.0)
+        idle[agents] -= cfg.idle_power_w * busy / 1e9 * alive[agents]
+        spent = idle.copy()
+        spent[agents] += (rx + tx + comp) * alive[agents]
+        p["rx"][agents] += rx * alive[agents]
+        p["tx"][agents] += tx * alive[agents]
+        p["compute"][agents] += comp * alive[agents]
+        p["idle"] += idle
+        total = float(spent.sum())
+        self.by_phase[phase] = self.by_phase.get(phase, 0.0) + total
+        if self.battery is None:
+            return np.zeros(agents.size, dtype=bool), total
+        self.battery -= spent
+        empty = alive & (self.battery <= 0)
+        self.battery[empty] = 0.0
+        self.dead |= empty
+        self.emptied += int(empty.sum())
+        return empty[agents], total
+
+    def per_agent_j(self) -> np.ndarray:
+        """Return each agent's energy over the run (J, (m,)): transmit + receive + compute + idle."""
+        return sum(self.parts.values())
+
+    def summary(self) -> dict:
+        """Return the JSON ``network.energy`` object: totals by part and by phase (J), batteries."""
+        total = {f"{k}_j": float(v.sum()) for k, v in self.parts.items()}
+        return {
+            "total_j": float(sum(total.values())),
+            **total,
+            "by_phase_j": dict(self.by_phase),
+            "batteries_emptied": self.emptied,
+        }
