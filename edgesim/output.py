@@ -119,7 +119,8 @@ class RunRecord:
     network: dict | None = _f(
         "network runs: fidelity, round_policy, exchanges, transmissions, lost, cut,"
         " secagg_messages, secagg_bytes, secagg_aborted, energy (total_j, tx_j, rx_j, compute_j,"
-        " idle_j, by_phase_j, batteries_emptied; unless network.energy.model = 'none')",
+        " idle_j, by_phase_j, batteries_emptied; unless network.energy.model = 'none'), handovers"
+        " (moving devices)",
         optional=True,
     )
     privacy: dict | None = _f(

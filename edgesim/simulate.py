@@ -469,6 +469,7 @@ def _network_summary(server: NetworkServer) -> dict:
         "secagg_bytes": totals["secagg_bytes"],
         "secagg_aborted": server.secure.aborted,  # rounds whose aggregate was lost
         **({} if server.energy is None else {"energy": server.energy.summary()}),
+        **({} if server.sites is None else {"handovers": server.handovers}),
     }
 
 
@@ -490,9 +491,7 @@ def _best_response(sim: Simulation, br) -> dict:
 
 
 def _per_agent(values, participants: np.ndarray, K: int) -> list:
-    """Return ``K`` numbers (ints stay ints): ``values`` (one per participant) at the participants'
-    ids, 0 elsewhere; all zeros when ``values`` does not hold one per participant (none reported).
-    """
+    """Return K numbers (ints stay ints): ``values`` at the participants' ids, else 0 (all 0: none)."""
     values = np.asarray(values)
     full = np.zeros(K, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
     if len(values) == participants.size:

@@ -10,11 +10,20 @@ from edgesim.network.cells import Cells
 from edgesim.network.compute import build_compute_model
 from edgesim.network.config import NetworkConfig
 from edgesim.network.links import build_link
+from edgesim.network.mobility import Mobility, area_of
 from edgesim.network.topology import Topology
 
 #: Independent random streams of the network, each spawned from the run's seed, so the
 #: draws of one part never shift another's (and both fidelities draw identically).
-NETWORK_STREAMS = ("topology", "radio-setup", "links", "compute", "availability", "secagg")
+NETWORK_STREAMS = (
+    "topology",
+    "radio-setup",
+    "links",
+    "compute",
+    "availability",
+    "secagg",
+    "mobility",
+)
 
 
 class Network:
@@ -43,5 +52,10 @@ class Network:
         #: A device's round trip to the server: radio and wired latencies, both ways (ns).
         wired = self.topology.edge_latency_ns[self.topology.path_edges[0]].sum()
         self.rtt_ns = 2 * (to_ns(cfg.radio.latency_s) + int(wired))
+        self.mobility = None
+        if cfg.mobility.model != "static":
+            t = self.topology
+            area = area_of(t.ap_xy, t.cfg.cell_radius_m)
+            self.mobility = Mobility(cfg.mobility, t.xy_m, area, self.rng["mobility"])
         self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
         self.availability = build_availability(cfg.availability, K, self.rng["availability"])

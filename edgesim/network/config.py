@@ -11,6 +11,7 @@ from edgesim.network.availability import AVAILABILITY_MODELS, AvailabilityConfig
 from edgesim.network.compute import COMPUTE_MODELS, ComputeConfig
 from edgesim.network.energy import EnergyConfig
 from edgesim.network.links import LINKS, LOSSES, RadioConfig
+from edgesim.network.mobility import MobilityConfig, area_of, read_trace
 from edgesim.network.secagg import SecAggConfig
 from edgesim.network.topology import BackhaulConfig, TopologyConfig
 from edgesim.plugins import register_from_spec
@@ -82,6 +83,7 @@ class NetworkConfig:
     availability: AvailabilityConfig = section(AvailabilityConfig, "devices' on/off churn")
     secagg: SecAggConfig = section(SecAggConfig, "secure aggregation (Bonawitz et al.; SecAgg+)")
     energy: EnergyConfig = section(EnergyConfig, "devices' energy: powers, compute, batteries")
+    mobility: MobilityConfig = section(MobilityConfig, "moving devices and handover")
 
     def payload_bytes(self, n_params: int) -> int:
         """Return the bytes of model one model or gradient message carries (header excluded).
@@ -129,6 +131,32 @@ class NetworkConfig:
                             " transport = 'tcp'",
                         )
                     )
+        errs += self.mobility.cross_check()
+        if self.mobility.model == "trace" and not errs:
+            t = self.topology
+            area = area_of(t.site_xy(t.cells(agents_count)), t.cell_radius_m)
+            try:
+                read_trace(self.mobility.trace_path, agents_count, area)
+            except (OSError, ValueError) as err:
+                errs.append(ScenarioError("network.mobility.trace_path", str(err)))
+        if self.mobility.model != "static":
+            if self.radio.model not in ("fixed", "shannon"):
+                errs.append(
+                    ScenarioError(
+                        "network.mobility.model",
+                        f"moving devices need a built-in link ('fixed' or 'shannon'), not"
+                        f" {self.radio.model!r}",
+                    )
+                )
+            if self.radio.loss == "snr" or self.topology.placement == "file":
+                key = "radio.loss" if self.radio.loss == "snr" else "topology.placement"
+                errs.append(
+                    ScenarioError(
+                        f"network.{key}",
+                        "does not combine with moving devices yet (network.mobility.model):"
+                        " the snr loss and file placement assume fixed positions",
+                    )
+                )
         if self.downlink == "broadcast" and self.fidelity == "none":
             errs.append(
                 ScenarioError(

@@ -155,8 +155,22 @@ class Link:
         """Return the airtime of one transmission of each message (int64 ns, (m,))."""
         raise NotImplementedError
 
+    def airtime_at_ns(
+        self, endpoints: np.ndarray, size_bytes: np.ndarray, distance_m: np.ndarray
+    ) -> np.ndarray:
+        """Return the airtime of each message when its endpoint is at ``distance_m`` (int64 ns).
+
+        Distance-free links return :meth:`airtime_ns`; a link whose rate
+        depends on distance overrides this (moving devices need it).
+        """
+        return self.airtime_ns(endpoints, size_bytes)
+
     def send(
-        self, endpoints: np.ndarray, size_bytes: np.ndarray, rng: np.random.Generator
+        self,
+        endpoints: np.ndarray,
+        size_bytes: np.ndarray,
+        rng: np.random.Generator,
+        distance_m: np.ndarray | None = None,
     ) -> Transfers:
         """Send message i of ``size_bytes[i]`` bytes to/from ``endpoints[i]``; returns :class:`Transfers`.
 
@@ -166,6 +180,8 @@ class Link:
         order of ``endpoints`` (what each call draws is documented by the
         loss model; :class:`NoLoss` draws nothing). The link's own draws
         (shadowing, initial loss states) happen at construction, never here.
+        ``distance_m`` (m,): where each endpoint is now (moving devices); None:
+        where it was placed.
         """
         e = np.asarray(endpoints, dtype=np.int64).reshape(-1)
         s = np.asarray(size_bytes).reshape(-1)
@@ -181,7 +197,10 @@ class Link:
             if s.min() < 0:
                 raise ValueError(f"size_bytes must be >= 0, got {s.min()}")
         m = e.size
-        airtime = self.airtime_ns(e, s)
+        if distance_m is None:
+            airtime = self.airtime_ns(e, s)
+        else:
+            airtime = self.airtime_at_ns(e, s, np.asarray(distance_m, dtype=np.float64))
         if isinstance(self.loss, NoLoss):  # draws nothing: one attempt each, all delivered
             return Transfers(
                 attempts=np.ones(m, dtype=np.int64),
@@ -311,6 +330,9 @@ class ShannonLink(Link):
         if shadow_db is None:
             shadow_db = rng.standard_normal(n) * cfg.shadowing_db
         self.shadow_db = np.asarray(shadow_db, dtype=np.float64).reshape(n)
+        self.min_distance_m = cfg.min_distance_m
+        self.path_loss_db_at_1km = cfg.path_loss_db_at_1km
+        self.path_loss_exponent_db = cfg.path_loss_exponent_db
         d_km = np.maximum(d, cfg.min_distance_m) / 1000.0
         path_loss_db = cfg.path_loss_db_at_1km + cfg.path_loss_exponent_db * np.log10(d_km)
         self.gain = dbm_to_mw(-(path_loss_db + self.shadow_db))
@@ -335,6 +357,21 @@ class ShannonLink(Link):
     def airtime_ns(self, endpoints: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
         """Return 8 S / r_endpoint per message, rounded to int64 ns (m,)."""
         return _airtime_ns(np.asarray(size_bytes), self.rate_bps[endpoints])
+
+    def rate_at_bps(self, endpoints: np.ndarray, distance_m: np.ndarray) -> np.ndarray:
+        """Return each endpoint's rate (bit/s) at ``distance_m``: its own shadowing, the path
+        loss of that distance (raised to ``min_distance_m``)."""
+        d_km = np.maximum(distance_m, self.min_distance_m) / 1000.0
+        path_loss_db = self.path_loss_db_at_1km + self.path_loss_exponent_db * np.log10(d_km)
+        gain = dbm_to_mw(-(path_loss_db + self.shadow_db[endpoints]))
+        snr = self.power_mw * gain / self.noise_plus_interference_mw
+        return self.bandwidth_hz * np.log2(1.0 + snr)
+
+    def airtime_at_ns(
+        self, endpoints: np.ndarray, size_bytes: np.ndarray, distance_m: np.ndarray
+    ) -> np.ndarray:
+        """Return 8 S / r per message at the endpoint's current distance (int64 ns, (m,))."""
+        return _airtime_ns(np.asarray(size_bytes), self.rate_at_bps(endpoints, distance_m))
 
 
 # --------------------------------------------------------------------------- registries

@@ -137,7 +137,7 @@ def _processor_sharing(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) 
         sel = np.repeat(together, ends - starts)
         done[sel] = _ps_together(a[sel], w[sel], g[sel])
     for s, e in zip(starts[~together].tolist(), ends[~together].tolist(), strict=True):
-        done[s:e] = _ps_walk(a[s:e], w[s:e])
+        done[s:e] = _ps_busy_periods(a[s:e], w[s:e])
     out = np.empty_like(arrive)
     out[order] = done
     return out
@@ -161,6 +161,25 @@ def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray) -> np.ndarray:
     c = np.cumsum(step * remaining)
     before = np.repeat(c[starts] - step[starts] * remaining[starts], sizes)
     return a + c - before
+
+
+def _ps_busy_periods(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Processor sharing of one group sorted by arrival, walked one busy period at a time.
+
+    Processor sharing is work-conserving, so its busy periods are those of one
+    FIFO server: a message that arrives after the medium emptied starts a new
+    one. A message alone in its period is through at arrival + work (no walk);
+    only periods of several messages are walked (:func:`_ps_walk`).
+    """
+    c = np.cumsum(w)
+    empty_at = c + np.maximum.accumulate(a - (c - w))  # when the medium empties after each
+    new = np.r_[True, a[1:] >= empty_at[:-1]]
+    done = a + w
+    bounds = np.r_[np.flatnonzero(new), a.size]
+    for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if e - s > 1:
+            done[s:e] = _ps_walk(a[s:e], w[s:e])
+    return done
 
 
 def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import simpy
+from scipy.spatial import cKDTree
 from simpy.events import NORMAL, Timeout
 
 from edgesim import progress
@@ -143,9 +144,16 @@ class NetworkServer:
             and not net.cells.joint
             and self.cfg.downlink != "broadcast"
             and self.cfg.energy.battery_j == "none"
+            and net.mobility is None
             and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
         )
         self._steady: dict[tuple[int, int], dict] = {}
+        #: moving devices: the access points' index for the nearest one, and handovers so far
+        self.sites = cKDTree(net.topology.ap_xy) if net.mobility is not None else None
+        self.handovers = 0
+        if self.sites is not None:  # where they start: an association, not a handover
+            self._attach(self.devices, 0)
+            self.handovers = 0
         self.energy = (
             None
             if net.cfg.energy.model == "none"
@@ -251,11 +259,12 @@ class NetworkServer:
         rng = net.rng["links"]
         down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
         copies = None
+        here = self._attach(dev, t0)  # moving devices: their distance now, or None
         if self._broadcasts(down_bytes):
-            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng)
+            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng, here)
             arrive = at_ap + down.airtime_ns + down.after_ns
         else:
-            down = net.downlink.send(dev, down_sizes, rng)
+            down = net.downlink.send(dev, down_sizes, rng, here)
             arrive = self._arrive_ns(dev, down_sizes, down, rng)
         delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
         received = delivered.copy()
@@ -274,7 +283,8 @@ class NetworkServer:
             sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
         senders = np.flatnonzero(sending)
         up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
-        up = net.uplink.send(dev[senders], up_sizes, rng)
+        there = None if here is None else self._distance(dev[senders], t0 + send_at[senders])
+        up = net.uplink.send(dev[senders], up_sizes, rng, there)
         resolved = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
         masks = (delivered, received, ready, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
@@ -320,12 +330,30 @@ class NetworkServer:
             down_copies=copies,
         )
 
+    def _attach(self, dev: np.ndarray, t_ns: int) -> np.ndarray | None:
+        """Moving devices: attach each to its nearest access point at ``t_ns`` (a handover when
+        that changes; the exchange's messages stay on that cell) and return its distance there
+        (m); None when devices do not move."""
+        if self.sites is None:
+            return None
+        xy = self.net.mobility.position(dev, t_ns)
+        _, nearest = self.sites.query(xy)
+        ap_of = self.net.topology.ap_of
+        self.handovers += int((ap_of[dev] != nearest).sum())
+        ap_of[dev] = nearest
+        return np.hypot(*(xy - self.net.topology.ap_xy[nearest]).T)
+
+    def _distance(self, dev: np.ndarray, t_ns: np.ndarray) -> np.ndarray:
+        """Return each moving device's distance (m) to its attached access point at ``t_ns``."""
+        xy = self.net.mobility.position(dev, t_ns)
+        return np.hypot(*(xy - self.net.topology.ap_xy[self.net.topology.ap_of[dev]]).T)
+
     def _broadcasts(self, down_bytes) -> bool:
         """Whether this exchange's downlink is one broadcast per cell: ``downlink = 'broadcast'``
         and one message for every recipient (a scalar size; a GatherMany's differ)."""
         return self.cfg.downlink == "broadcast" and np.ndim(down_bytes) == 0
 
-    def _broadcast(self, dev: np.ndarray, size: int, rng):
+    def _broadcast(self, dev: np.ndarray, size: int, rng, distance_m=None):
         """Draw a broadcast downlink: one copy per cell, one unacknowledged transmission.
 
         Returns (the recipients' Transfers: one attempt each, delivered unless
@@ -335,7 +363,10 @@ class NetworkServer:
         """
         net = self.net
         sizes = np.full(dev.size, size, dtype=np.int64)
-        lone = net.downlink.airtime_ns(dev, sizes)
+        if distance_m is None:
+            lone = net.downlink.airtime_ns(dev, sizes)
+        else:
+            lone = net.downlink.airtime_at_ns(dev, sizes, distance_m)
         per_cell, cells, where = net.cells.broadcast_ns(dev, size, lone)
         at_cell = net.topology.wired_ns(cells, size, 0, "down")
         lost = np.asarray(net.downlink.loss.lost(dev, rng), dtype=bool)
@@ -381,6 +412,7 @@ class NetworkServer:
         down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
         up_sizes = np.broadcast_to(np.asarray(up_bytes, dtype=np.int64), (m,))
         copies = None
+        self._attach(dev, self.env.now)  # moving devices: handover (Wi-Fi rates are fixed)
         if self._broadcasts(down_bytes):
             down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng)
             # the cell's receivers share the one broadcast in equal parts, so all of them
