@@ -77,19 +77,30 @@ def cmd_run(args) -> int:
             " it); run the sweep with `edgesim sweep`",
             file=sys.stderr,
         )
-    outputs = (("--json", args.json), ("--trace", args.trace), ("--model", args.model))
+    outputs = (
+        ("--json", args.json),
+        ("--trace", args.trace),
+        ("--model", args.model),
+        ("--events-log", args.events_log),
+    )
     for flag, path in outputs:
         problem = _check_output(path, flag) if path else None
         if problem:
             return _fail_input([problem])
-    if args.trace and sc.network.fidelity == "none":
-        return _fail_input(
-            [
-                ScenarioError(
-                    "--trace", "needs a network: set network.fidelity to 'events' or 'batched'"
-                )
-            ]
-        )
+    for flag, wanted in (("--trace", args.trace), ("--events-log", args.events_log)):
+        if wanted and sc.network.fidelity == "none":
+            return _fail_input(
+                [
+                    ScenarioError(
+                        flag, "needs a network: set network.fidelity to 'events' or 'batched'"
+                    )
+                ]
+            )
+    window = None
+    if args.events_log:
+        window = _window(args.events_window or "0:10", "--events-window")
+        if isinstance(window, ScenarioError):
+            return _fail_input([window])
     from edgesim import footprint, progress
 
     try:  # before anything of size K, n or d is allocated
@@ -100,6 +111,7 @@ def cmd_run(args) -> int:
         print(f"edgesim: warning: {warning}", file=sys.stderr)
     try:
         sim = Simulation(sc)
+        sim.events_window = window
         if args.dry_run or not args.quiet:
             from edgesim.plan import describe, plan
 
@@ -117,6 +129,7 @@ def cmd_run(args) -> int:
         with progress.active(_bar(args, sc.name or "run")):
             result = run(sc, sim)
         trace_text = sim.last_trace.to_csv() if args.trace else None
+        events_text = sim.last_events.to_csv() if args.events_log else None
         model_bytes = _npy_bytes(sim.last_model) if args.model else None
     except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
         return _fail_input(errs.errors)
@@ -131,6 +144,7 @@ def cmd_run(args) -> int:
         ("--json", args.json, lambda fh: dump_json(result, fh)),  # streamed: no copy held
         ("--trace", args.trace, trace_text),
         ("--model", args.model, model_bytes),
+        ("--events-log", args.events_log, events_text),
     ):
         if not path:
             continue
@@ -416,6 +430,37 @@ def cmd_data_fetch(args) -> int:
     return 0
 
 
+def _window(text: str, flag: str) -> tuple[float, float] | ScenarioError:
+    """Parse ``START:END`` (seconds, 0 <= START < END); returns the pair or the error to report."""
+    try:
+        start, end = (float(x) for x in text.split(":"))
+    except ValueError:
+        return ScenarioError(flag, f"{text!r} is not START:END in seconds, e.g. 0:10")
+    if not 0 <= start < end:
+        return ScenarioError(flag, f"{text!r}: needs 0 <= START < END (seconds)")
+    return start, end
+
+
+def cmd_plot_timeline(args) -> int:
+    """``edgesim plot-timeline``: draw an events log as a per-device Gantt chart (PNG)."""
+    from edgesim.network.timeline import draw_timeline, read_log
+
+    window = None if args.window is None else _window(args.window, "--window")
+    if isinstance(window, ScenarioError):
+        return _fail_input([window])
+    problem = _check_output(args.output, "-o")
+    if problem:
+        return _fail_input([problem])
+    try:
+        rows = read_log(args.log)
+    except (OSError, ValueError) as err:
+        return _fail_input([ScenarioError("LOG", f"cannot read {args.log}: {_one_line(err)}")])
+    fig = draw_timeline(rows, window, args.devices)
+    fig.savefig(args.output, dpi=120)
+    print(f"timeline of {len({r['device'] for r in rows})} devices written to {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``edgesim`` command."""
     parser = argparse.ArgumentParser(prog="edgesim", description=__doc__.splitlines()[0])
@@ -433,6 +478,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT.npy",
         help="save the final global model w* (numpy .npy, the model's shape); dp-ffl: the noisy"
         " release",
+    )
+    r.add_argument(
+        "--events-log",
+        metavar="CSV",
+        help="write each device's events (downlink, compute, uplink, retransmissions, offline,"
+        " cut, handover) in --events-window here (network runs); edgesim plot-timeline draws it",
+    )
+    r.add_argument(
+        "--events-window",
+        metavar="START:END",
+        help="simulated seconds the events log covers (default 0:10)",
     )
     r.add_argument("--quiet", action="store_true", help="print nothing")
     r.add_argument("--debug", action="store_true", help="show tracebacks of failed runs")
@@ -452,7 +508,16 @@ def build_parser() -> argparse.ArgumentParser:
     pn.add_argument("--seed", type=int, help="override the seed")
     pn.add_argument("--force", action="store_true", help=FORCE_HELP)
     pn.set_defaults(func=cmd_run, dry_run=True, quiet=False, json=None, trace=None, model=None,
-                    debug=False)  # fmt: skip
+                    debug=False, events_log=None, events_window=None)  # fmt: skip
+    pt = sub.add_parser(
+        "plot-timeline",
+        help="draw an events log (edgesim run --events-log) as a Gantt chart, one row per device",
+    )
+    pt.add_argument("log", metavar="LOG", help="the events log CSV")
+    pt.add_argument("-o", "--output", required=True, metavar="PNG", help="the picture to write")
+    pt.add_argument("--window", metavar="START:END", help="the simulated seconds to draw")
+    pt.add_argument("--devices", type=int, default=40, help="devices drawn (the first N)")
+    pt.set_defaults(func=cmd_plot_timeline)
     a = sub.add_parser(
         "audit",
         help="audit a scenario's privacy claim: a lower bound on epsilon from neighbouring runs",

@@ -116,7 +116,8 @@ class Simulation:
             K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
         )
         self._local = None
-        self.last_trace = None  # the network trace of the last run (network fidelities)
+        self.last_trace = self.last_events = None  # the last network run's trace and event log
+        self.events_window: tuple[float, float] | None = None  # log device events in it (s)
         self.last_model = None  # w* of the last run, in the model's shape
         self._federations: dict[tuple, tuple[Design, float]] = {}
 
@@ -149,7 +150,7 @@ class Simulation:
                 outcome, counters = run_in_memory(gen, side, participants.size)
             else:
                 net = Network(sc.network, self.data.n_k, network_seed(sc.seed))
-                server = NetworkServer(net, side, participants)
+                server = NetworkServer(net, side, participants, self.events_window)
                 outcome = server.run(gen)
                 counters = server.counters
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side)
@@ -394,7 +395,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
             energy = mrun.network.energy.per_agent_j()
             network_cols["energy_j"] = _per_agent(energy, mrun.participants, K)
         result.network = _network_summary(mrun.network)
-        sim.last_trace = mrun.network.trace
+        sim.last_trace, sim.last_events = mrun.network.trace, mrun.network.events_log
     n_list, inside_list = n_k.tolist(), inside.tolist()
     result.agents = [
         AgentRecord(

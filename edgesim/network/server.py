@@ -63,6 +63,7 @@ from edgesim.network.device import Device
 from edgesim.network.energy import EnergyMeter
 from edgesim.network.links import FixedLink, NoLoss, ShannonLink, Transfers
 from edgesim.network.secure_round import SecureRounds
+from edgesim.network.timeline import EventLog
 from edgesim.network.trace import Trace
 from edgesim.network.transport import tcp_extra_ns
 
@@ -115,10 +116,12 @@ class NetworkServer:
     ``net``: the assembled network (:class:`~edgesim.network.build.Network`:
     topology, links, compute and availability models, random streams);
     ``agent_side``: computes the agents' reports; ``devices``: for each of
-    the mechanism's agents (0..m-1) the device (scenario agent id) it runs on.
+    the mechanism's agents (0..m-1) the device (scenario agent id) it runs on;
+    ``events_window``: (start, end) seconds in which to log device events
+    (:class:`~edgesim.network.timeline.EventLog`), or None.
     """
 
-    def __init__(self, net, agent_side: AgentSide, devices: np.ndarray):
+    def __init__(self, net, agent_side: AgentSide, devices: np.ndarray, events_window=None):
         self.net = net
         self.cfg = net.cfg
         self.side = agent_side
@@ -148,6 +151,7 @@ class NetworkServer:
             and all(_deterministic_lossless(link) for link in (net.downlink, net.uplink))
         )
         self._steady: dict[tuple[int, int], dict] = {}
+        self.events_log = None if events_window is None else EventLog(events_window)
         #: moving devices: the access points' index for the nearest one, and handovers so far
         self.sites = cKDTree(net.topology.ap_xy) if net.mobility is not None else None
         self.handovers = 0
@@ -339,7 +343,10 @@ class NetworkServer:
         xy = self.net.mobility.position(dev, t_ns)
         _, nearest = self.sites.query(xy)
         ap_of = self.net.topology.ap_of
-        self.handovers += int((ap_of[dev] != nearest).sum())
+        moved = ap_of[dev] != nearest
+        self.handovers += int(moved.sum())
+        if self.events_log is not None and moved.any():
+            self.events_log.handovers(dev[moved], t_ns)
         ap_of[dev] = nearest
         return np.hypot(*(xy - self.net.topology.ap_xy[nearest]).T)
 
@@ -675,6 +682,9 @@ class NetworkServer:
             secagg_bytes=sec_bytes,
             energy_j=energy_j,
         )
+        if self.events_log is not None and self.events_log.covers(t0, t0 + end):
+            cuts = np.zeros(m, dtype=bool) if plan.steady else cut
+            self.events_log.record(plan, self.devices[agents], t0, end, phase, index, cuts)
         return agents if plan.steady else agents[replied]
 
     def _spend(self, plan: Plan, agents, phase: str, end_ns: int) -> tuple[Plan, float]:
