@@ -32,6 +32,7 @@ FIGURES = [
     "network_effects",
     "lossy_faithfulness",
     "privacy_audit",
+    "energy_mobility",
 ]
 
 
