@@ -33,6 +33,7 @@ FIGURES = [
     "lossy_faithfulness",
     "privacy_audit",
     "energy_mobility",
+    "wifi_validation",
 ]
 
 

@@ -1,0 +1,168 @@
+"""edgesim's Wi-Fi cell against ns-3: completion time of the last device, per configuration.
+
+The ns-3 side is committed (``analysis/validation/ns3_wifi.csv``: ns-3 3.44,
+one 802.11 cell, TCP, default EDCA and A-MPDU; see
+``analysis/validation/README.md``); this script evaluates edgesim's model on
+the same configurations and draws edgesim's time over ns-3's mean (of the
+last device's completion over its runs), so it runs without ns-3.
+
+edgesim's side, per configuration (standard, MCS, N devices, S bytes, mode):
+
+- ``round``: one FedAvg round through the scenario path (``access = "wifi"``,
+  ``transport = "tcp"``, ``model_bytes`` = S - 64, no compute time, the access
+  point co-located with the server), its simulated time;
+- ``uplink`` / ``downlink``: the same cell's medium alone
+  (:func:`edgesim.network.medium.contention_ns` with Bianchi's efficiency and
+  TCP's start-up, :func:`edgesim.network.transport.tcp_extra_ns`): N replies
+  (or N downlinks) starting together, the last one's time.
+
+The round trip TCP sees is 2 x ``LATENCY_S`` (the radio latency: channel
+access and a frame, about a millisecond in a loaded cell). ns-3's 802.11ax
+uses its default 3.2 us guard interval (73.1 Mbit/s at MCS 7); edgesim's
+table has the 0.8 us one (86.0 Mbit/s): those rows compare different PHY
+rates, and the figure says so.
+
+    PYTHONPATH=. python -m analysis.wifi_validation [--out DIR]
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from analysis import common
+from edgesim.network.medium import contention_ns
+from edgesim.network.radio import RadioConfig
+from edgesim.network.transport import tcp_extra_ns
+from edgesim.scenario import from_dict
+from edgesim.simulate import run
+
+STEM = "wifi_validation"
+NS3_CSV = common.REPO / "analysis" / "validation" / "ns3_wifi.csv"
+STANDARD = {"ac": "802.11ac", "ax": "802.11ax", "n": "802.11n"}
+LATENCY_S = 0.0005
+MODES = ("uplink", "downlink", "round")
+
+
+def ns3_configurations(path: Path = NS3_CSV) -> dict[tuple, list[float]]:
+    """Return {(standard, mcs, n, bytes, mode): [last device's time per run (s)]} from ns-3's CSV."""
+    out: dict[tuple, list[float]] = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["last_s"]:
+                key = (r["standard"], int(r["mcs"]), int(r["n"]), int(r["bytes"]), r["mode"])
+                out.setdefault(key, []).append(float(r["last_s"]))
+    return out
+
+
+def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
+    """Return edgesim's completion time of the last device (s) for one configuration."""
+    if mode == "round":
+        raw = {
+            "agents": {"count": n},
+            "data": {"source": "synthetic", "samples": 10 * n, "features": 5},
+            "model": {"kind": "ridge", "l2": 1.0},
+            "mechanism": {"kind": "fedavg", "phase1_rounds": 1, "exact_vcg": False},
+            "network": {
+                "fidelity": "batched",
+                "transport": "tcp",
+                "model_bytes": size - 64,
+                "radio": {
+                    "access": "wifi",
+                    "wifi_standard": STANDARD[standard],
+                    "wifi_mcs": mcs,
+                    "latency_s": LATENCY_S,
+                },
+                "backhaul": {"hops": 0},
+                "compute": {"seconds": 0.0},
+                "energy": {"model": "none"},
+            },
+            "output": {"local_baseline": False},
+        }
+        return run(from_dict(raw))["sim_time_s"]["total"]
+    mac = RadioConfig(access="wifi", wifi_standard=STANDARD[standard], wifi_mcs=mcs).wifi_mac()
+    lone = mac.efficiency(1)
+    work = round(size * 8 / mac.goodput_bps(1) * 1e9)
+    start = int(tcp_extra_ns(np.array([size]), work, round(2 * LATENCY_S * 1e9))[0])
+    zeros = np.zeros(n, dtype=np.int64)
+    full = np.full(n, work, dtype=np.int64)
+    late = np.full(n, start, dtype=np.int64)
+    efficiency = lambda k: mac.efficiency(k) / lone  # noqa: E731
+    if mode == "uplink":
+        _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), efficiency)
+        return (up.max() + round(LATENCY_S * 1e9)) / 1e9
+    down, _ = contention_ns(late, full, zeros, zeros, np.zeros(n, bool), efficiency)
+    return (down.max() + round(LATENCY_S * 1e9)) / 1e9
+
+
+def rows_for(configs: dict[tuple, list[float]]) -> list[dict]:
+    """Return one CSV row per configuration: ns-3's mean, spread and runs, edgesim's time, ratio."""
+    rows = []
+    for (std, mcs, n, size, mode), times in sorted(configs.items()):
+        ours = edgesim_s(std, mcs, n, size, mode)
+        mean = float(np.mean(times))
+        rows.append(
+            {
+                "standard": std,
+                "mcs": mcs,
+                "n": n,
+                "bytes": size,
+                "mode": mode,
+                "ns3_mean_s": mean,
+                "ns3_median_s": float(np.median(times)),
+                "ns3_std_s": float(np.std(times)),
+                "ns3_runs": len(times),
+                "edgesim_s": ours,
+                "ratio": ours / mean,
+            }
+        )
+    return rows
+
+
+def draw(rows: list[dict]) -> plt.Figure:
+    """Draw edgesim's time over ns-3's per configuration, one panel per mode; returns the figure."""
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.5), sharey=True)
+    for ax, mode in zip(axes, MODES, strict=True):
+        pts = [r for r in rows if r["mode"] == mode]
+        labels = [f"{r['standard']} {r['mcs']}\nN={r['n']}\n{r['bytes'] // 1000} kB" for r in pts]
+        x = np.arange(len(pts))
+        color = ["C3" if r["standard"] == "ax" else "C0" for r in pts]
+        ax.bar(x, [r["ratio"] for r in pts], color=color)
+        ax.axhspan(0.9, 1.1, color="C2", alpha=0.15, label="within 10 %")
+        ax.axhspan(0.8, 1.2, color="C2", alpha=0.08, label="within 20 %")
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xticks(x, labels, fontsize=6)
+        ax.set_title(f"{mode}: median |ratio - 1| {_median_dev(pts):.0%}", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("edgesim / ns-3 (last device's completion time)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(
+        "edgesim's Wi-Fi cell against ns-3 3.44 (TCP, default EDCA and A-MPDU); red: 802.11ax, where"
+        " ns-3 runs a 3.2 us guard interval and edgesim's table 0.8 us",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _median_dev(rows: list[dict]) -> float:
+    """Return the median of |ratio - 1| over ``rows`` (NaN when empty)."""
+    return float(np.median([abs(r["ratio"] - 1) for r in rows])) if rows else math.nan
+
+
+def main(argv: Sequence[str] | None = None) -> list[Path]:
+    """Evaluate edgesim on ns-3's configurations; writes ``wifi_validation.png`` and ``.csv``."""
+    args = common.parse_args(argv, __doc__.splitlines()[0])
+    rows = rows_for(ns3_configurations())
+    csv_path = common.write_csv(args.out / f"{STEM}.csv", rows)
+    png = common.save(draw(rows), args.out, STEM)
+    return [png, csv_path]
+
+
+if __name__ == "__main__":
+    main()
