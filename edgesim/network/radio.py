@@ -125,6 +125,13 @@ class RadioConfig:
     )
     wifi_mcs: int = option(7, "wifi: the modulation and coding scheme (fixed rate)", ge=0)
     wifi_streams: int = option(1, "wifi: spatial streams", ge=1)
+    wifi_guard_interval_ns: int = option(
+        800,
+        "wifi: OFDM guard interval: 800 or 400 (802.11n/ac), 800, 1600 or 3200 (802.11ax; ns-3's"
+        " HE default is 3200)",
+        unit="ns",
+        ge=1,
+    )
     wifi_multicast_bps: float = option(
         6e6,
         "wifi: rate of group-addressed (broadcast) frames, which are neither aggregated nor"
@@ -311,6 +318,8 @@ class RadioConfig:
                 key = "wifi_mcs" if "MCS" in str(exc) else "channel_mhz"
                 if "streams" in str(exc) and "MCS" not in str(exc):
                     key = "wifi_streams"
+                if "guard interval" in str(exc):
+                    key = "wifi_guard_interval_ns"
                 err(key, str(exc))
         elif channel_blocks(self.numerology, self.channel_mhz) is None:
             err(
@@ -362,7 +371,11 @@ class RadioConfig:
         Raises ValueError when the standard lacks the MCS, width or streams.
         """
         phy = phy_rate_bps(
-            self.wifi_standard, self.wifi_mcs, int(self.channel_mhz), self.wifi_streams
+            self.wifi_standard,
+            self.wifi_mcs,
+            int(self.channel_mhz),
+            self.wifi_streams,
+            self.wifi_guard_interval_ns,
         )
         _, _, _, preamble, per_stream = STANDARDS[self.wifi_standard]
         return WifiMac(phy, preamble_s=preamble + (self.wifi_streams - 1) * per_stream)

@@ -53,13 +53,17 @@ MODULATION = [
     (10, 5 / 6),
 ]
 
-#: standard -> (data subcarriers per channel width in MHz, symbol time in s, highest MCS,
-#: preamble time in s for one stream, extra preamble per additional stream in s).
+#: standard -> (data subcarriers per channel width in MHz, symbol time in s with the 0.8 us
+#: guard interval, highest MCS, preamble time in s for one stream, extra preamble per
+#: additional stream in s).
 STANDARDS = {
     "802.11n": ({20: 52, 40: 108}, 4e-6, 7, 36e-6, 4e-6),
     "802.11ac": ({20: 52, 40: 108, 80: 234, 160: 468}, 4e-6, 9, 40e-6, 4e-6),
     "802.11ax": ({20: 234, 40: 468, 80: 980, 160: 1960}, 13.6e-6, 11, 44e-6, 8e-6),
 }
+#: Guard intervals each standard offers (ns): HT and VHT 0.8 us or the short 0.4 us; HE 0.8,
+#: 1.6 or 3.2 us (ns-3's HE default).
+GUARD_INTERVALS_NS = {"802.11n": (800, 400), "802.11ac": (800, 400), "802.11ax": (800, 1600, 3200)}
 
 SLOT_S = 9e-6
 SIFS_S = 16e-6
@@ -71,8 +75,11 @@ BLOCK_ACK_S = 20e-6 + 32 * 8 / 24e6
 SEGMENT_OVERHEAD_BYTES = 78
 
 
-def phy_rate_bps(standard: str, mcs: int, channel_mhz: int, streams: int) -> float:
-    """Return the PHY data rate (bit/s) of ``standard`` at ``mcs``, ``channel_mhz`` and ``streams``.
+def phy_rate_bps(
+    standard: str, mcs: int, channel_mhz: int, streams: int, guard_interval_ns: int = 800
+) -> float:
+    """Return the PHY data rate (bit/s) of ``standard`` at ``mcs``, ``channel_mhz``, ``streams``
+    and ``guard_interval_ns`` (the symbol is 3.2 us, HE 12.8 us, plus the guard interval).
 
     Raises ValueError naming what the standard lacks (an MCS, a width, a
     stream count or an MCS that does not exist for this width and streams).
@@ -87,6 +94,10 @@ def phy_rate_bps(standard: str, mcs: int, channel_mhz: int, streams: int) -> flo
         raise ValueError(f"{standard} has MCS 0 to {top}, got {mcs}")
     if not 1 <= streams <= 8 or (standard == "802.11n" and streams > 4):
         raise ValueError(f"{standard} has 1 to {4 if standard == '802.11n' else 8} streams")
+    if guard_interval_ns not in GUARD_INTERVALS_NS[standard]:
+        allowed = ", ".join(str(g) for g in GUARD_INTERVALS_NS[standard])
+        raise ValueError(f"{standard} has guard intervals {allowed} ns, got {guard_interval_ns}")
+    t_sym += (guard_interval_ns - 800) * 1e-9
     bits, rate = MODULATION[mcs]
     per_symbol = subcarriers[channel_mhz] * bits * rate * streams
     if standard == "802.11ax":  # HE rounds the data bits per symbol down (N_DBPS)

@@ -29,9 +29,21 @@ from tests.helpers import write
     ],
 )  # the standards' rate tables (0.8 us guard interval)
 def test_phy_rates_match_the_standards_tables(standard, mcs, mhz, streams, mbps):
+    assert phy_rate_bps(standard, mcs, mhz, streams, 800) == phy_rate_bps(
+        standard, mcs, mhz, streams
+    )
     assert phy_rate_bps(standard, mcs, mhz, streams) / 1e6 == pytest.approx(
         mbps, rel=5e-4
     )  # tables round to 0.1
+
+
+def test_guard_intervals_lengthen_the_symbol():
+    # 802.11ac MCS 7 with the short 0.4 us guard interval: 72.2 Mbit/s; 802.11ax MCS 7 with
+    # 3.2 us: 73.1 Mbit/s (what ns-3 runs by default)
+    assert phy_rate_bps("802.11ac", 7, 20, 1, 400) / 1e6 == pytest.approx(72.2, rel=5e-4)
+    assert phy_rate_bps("802.11ax", 7, 20, 1, 3200) / 1e6 == pytest.approx(73.1, rel=5e-4)
+    with pytest.raises(ValueError, match="guard intervals"):
+        phy_rate_bps("802.11ac", 7, 20, 1, 3200)
 
 
 def test_bianchi_fixed_point_against_an_independent_root_finder():
@@ -153,6 +165,10 @@ def test_wifi_round_in_both_fidelities_with_tcp_and_broadcast(fidelity):
         ({"access": "wifi", "model": "shannon"}, "network.radio.model"),
         ({"access": "wifi", "downlink_access": "dedicated"}, "network.radio.downlink_access"),
         ({"wifi_mcs": 5}, "network.radio.wifi_mcs"),  # only used by wifi
+        (
+            {"access": "wifi", "wifi_guard_interval_ns": 3200},
+            "network.radio.wifi_guard_interval_ns",
+        ),
     ],
 )
 def test_bad_wifi_input_exits_2_naming_the_key(tmp_path, capsys, radio, key):
