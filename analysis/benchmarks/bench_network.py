@@ -117,6 +117,7 @@ REPEATS = 3
 EVENTS_MESSAGES = 400_000  # messages per events run: about 3 s
 EVENTS_MESSAGES_QUICK = 100_000
 EVENTS_OVER_BARE_TARGET = 3.0
+WIFI_DEVICES = 50  # part 1's Wi-Fi cell
 BATCHED_SPEEDUP_TARGET = 100.0
 FFL_WALL_TARGET_S = 120.0
 BARE_DELAY_NS = (1_000_000, 5_000_000)  # baseline (b): timeouts of 1 to 5 ms
@@ -160,6 +161,9 @@ def network_config(fidelity: str, network: str) -> NetworkConfig:
     benchmark times the fidelity's cost per message, not a shared medium's
     schedule. ``default`` is otherwise the default table.
 
+    ``wifi``: one 802.11ac cell (``access = "wifi"``, MCS 7): every exchange's
+    contention is walked in the plan.
+
     ``stragglers``: Shannon-rate radio with Rayleigh fading on every
     transmission and shifted-exponential compute times (Exp mean 50 ms), so
     every message arrives at an instant of its own: the events fidelity's
@@ -176,6 +180,8 @@ def network_config(fidelity: str, network: str) -> NetworkConfig:
             radio=RadioConfig(model="shannon", resource_blocks="per-device"),
             compute=ComputeConfig(model="shifted-exponential", straggler_mean_s=0.05),
         )
+    if network == "wifi":  # one 802.11ac cell: the access point contends with its devices
+        cfg = dataclasses.replace(cfg, radio=RadioConfig(access="wifi"))
     return cfg
 
 
@@ -597,6 +603,16 @@ def main(argv=None) -> int:
                 )
             )
             print()
+        wifi = bench_events(WIFI_DEVICES, rounds_for(WIFI_DEVICES, messages), "wifi")
+        rows.append(
+            (
+                f"events / bare loop (a), wifi, K = {WIFI_DEVICES}",
+                f"{wifi['ratio_a']:.2f}x",
+                "<= 3x",
+                verdict(wifi["ratio_a"] <= EVENTS_OVER_BARE_TARGET),
+            )
+        )
+        print()
         for network, ev in by_network.items():
             r2 = rounds_for(K2, messages) if K2 != K1 else ev["rounds"]
             ba = bench_batched(K2, r2, ev if K2 == K1 else None, network)

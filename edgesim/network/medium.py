@@ -215,6 +215,11 @@ def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(through)[index.reshape(-1)]).astype(np.int64)
 
 
+def _all_equal(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is the same (True when empty)."""
+    return a.size == 0 or bool((a == a.flat[0]).all())
+
+
 def contention_ns(
     down_arrive_ns: np.ndarray,
     down_work_ns: np.ndarray,
@@ -239,40 +244,59 @@ def contention_ns(
     uplink through) in int64 ns; the uplink of a device that does not send is
     -1. An event walk: O(m log m) for m messages.
     """
-    da = np.asarray(down_arrive_ns, dtype=np.int64).tolist()
-    dw = np.asarray(down_work_ns, dtype=np.int64).tolist()
-    uo = np.asarray(up_offset_ns, dtype=np.int64).tolist()
-    uw = np.asarray(up_work_ns, dtype=np.int64).tolist()
-    go = np.asarray(sends, dtype=bool).tolist()
-    m = len(da)
+    da = np.asarray(down_arrive_ns, dtype=np.int64)
+    dw = np.asarray(down_work_ns, dtype=np.int64)
+    uo = np.asarray(up_offset_ns, dtype=np.int64)
+    uw = np.asarray(up_work_ns, dtype=np.int64)
+    go = np.asarray(sends, dtype=bool)
+    m = da.size
+    if m and _all_equal(da) and _all_equal(dw) and _all_equal(uo[go]) and _all_equal(uw[go]):
+        # the round of equal messages: the access point alone sends all m downlinks
+        # (each at 1/m of its share), then the n repliers contend, all together
+        down_end = float(da[0]) + m * float(dw[0]) / efficiency(1)
+        up = np.full(m, -1, dtype=np.int64)
+        n = int(go.sum())
+        if n:
+            up[go] = round(down_end + float(uo[go][0]) + n * float(uw[go][0]) / efficiency(n))
+        return np.full(m, round(down_end), dtype=np.int64), up
+    da, dw, uo, uw, go = da.tolist(), dw.tolist(), uo.tolist(), uw.tolist(), go.tolist()
     down_done = [0.0] * m
     up_done = [-1.0] * m
     arrivals = sorted((float(a), 0, i) for i, a in enumerate(da))  # (time, 0 = down / 1 = up, i)
     heapq.heapify(arrivals)
-    tags = ([], [])  # per class: (service tag, i)
-    served = [0.0, 0.0]  # service every message of the class in service has received
+    down_tags: list[tuple[float, int]] = []
+    up_tags: list[tuple[float, int]] = []
+    served_down = served_up = 0.0  # the service every message of the class in service has had
     t = arrivals[0][0] if arrivals else 0.0
-    while arrivals or tags[0] or tags[1]:
-        n_down, n_up = len(tags[0]), len(tags[1])
+    inf = math.inf
+    while arrivals or down_tags or up_tags:
+        n_down, n_up = len(down_tags), len(up_tags)
         contenders = n_up + (n_down > 0)
         share = efficiency(contenders) / contenders if contenders else 0.0
-        rate = (share / n_down if n_down else 0.0, share)
-        leave = [t + (tags[c][0][0] - served[c]) / rate[c] if tags[c] else math.inf for c in (0, 1)]
-        c = 0 if leave[0] <= leave[1] else 1
-        if arrivals and arrivals[0][0] <= leave[c]:
+        rate_down = share / n_down if n_down else 0.0
+        leave_down = t + (down_tags[0][0] - served_down) / rate_down if n_down else inf
+        leave_up = t + (up_tags[0][0] - served_up) / share if n_up else inf
+        leave = min(leave_down, leave_up)
+        if arrivals and arrivals[0][0] <= leave:
             when, c, i = heapq.heappop(arrivals)
-            served = [served[k] + (when - t) * rate[k] for k in (0, 1)]
+            served_down += (when - t) * rate_down
+            served_up += (when - t) * share
             t = when
-            heapq.heappush(tags[c], (served[c] + (dw[i] if c == 0 else uw[i]), i))
+            if c == 0:
+                heapq.heappush(down_tags, (served_down + dw[i], i))
+            else:
+                heapq.heappush(up_tags, (served_up + uw[i], i))
             continue
-        served = [served[k] + (leave[c] - t) * rate[k] for k in (0, 1)]
-        t = leave[c]
-        served[c], i = heapq.heappop(tags[c])
-        if c == 0:
+        served_down += (leave - t) * rate_down
+        served_up += (leave - t) * share
+        t = leave
+        if leave_down <= leave_up:
+            served_down, i = heapq.heappop(down_tags)
             down_done[i] = t
             if go[i]:
                 heapq.heappush(arrivals, (t + uo[i], 1, i))
         else:
+            served_up, i = heapq.heappop(up_tags)
             up_done[i] = t
     return (
         np.rint(np.asarray(down_done)).astype(np.int64),

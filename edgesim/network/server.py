@@ -144,7 +144,7 @@ class NetworkServer:
             self.always_on
             and self.deadline_ns is None
             and not net.cells.draws
-            and not net.cells.joint
+            and not (net.cells.joint and not _deterministic_compute(net.compute))
             and self.cfg.downlink != "broadcast"
             and self.cfg.energy.battery_j == "none"
             and net.mobility is None
@@ -521,6 +521,13 @@ class NetworkServer:
         if self.m and not (up == up[0]).all():
             return None
         key = (int(down_bytes), int(up[0]) if self.m else 0)
+        if self.net.cells.joint:  # Wi-Fi: the whole exchange repeats (deterministic compute)
+            if key not in self._steady:
+                plan = self._plan_joint(self.everyone, down_bytes, up, True)
+                self._steady[key] = dataclasses.replace(
+                    plan, steady=True, end_ns=int(plan.resolve_ns.max()) if self.m else 0
+                )
+            return self._steady[key]
         c = self._steady.get(key)
         if c is None:
             c = self._steady[key] = self._steady_parts(key)
@@ -564,7 +571,7 @@ class NetworkServer:
             "yes": np.ones(m, dtype=bool),
             "no": np.zeros(m, dtype=bool),
         }
-        if type(net.compute) is ComputeModel and net.compute.model != "shifted-exponential":
+        if _deterministic_compute(net.compute):
             parts["compute"] = net.compute.times_ns(self.devices, None)  # draws nothing
             send_at = parts["arrive"] + parts["compute"]
             parts["resolve"] = self._resolve_ns(self.devices, up_sizes, send_at, parts["up"], None)
@@ -769,6 +776,11 @@ class NetworkServer:
     def time_by_phase(self) -> dict[str, float]:
         """Return the simulated seconds per phase and in total (the JSON ``sim_time_s``)."""
         return self.trace.time_by_phase()
+
+
+def _deterministic_compute(compute) -> bool:
+    """Whether ``compute`` is a built-in model whose times draw nothing (every exchange alike)."""
+    return type(compute) is ComputeModel and compute.model != "shifted-exponential"
 
 
 def _deterministic_lossless(link) -> bool:

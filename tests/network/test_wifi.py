@@ -195,3 +195,20 @@ def test_standards_table_is_consistent():
     for _, (subcarriers, t_sym, top, preamble, _) in STANDARDS.items():
         assert t_sym in (4e-6, 13.6e-6) and 7 <= top <= 11 and 30e-6 <= preamble <= 50e-6
         assert all(math.log2(w / 20).is_integer() for w in subcarriers)
+
+
+def test_a_steady_wifi_exchange_is_planned_once_and_equals_the_general_plan():
+    from edgesim.network.build import Network
+    from edgesim.network.config import NetworkConfig
+    from edgesim.network.server import NetworkServer
+
+    cfg = NetworkConfig(fidelity="batched", radio=RadioConfig(access="wifi"))
+    net = Network(cfg, np.full(20, 10), np.random.SeedSequence(3))
+    server = NetworkServer(net, None, np.arange(20))
+    assert server.steady_ok
+    up = np.full(20, 50_000, dtype=np.int64)
+    steady = server.plan_exchange(server.everyone, 40_000, up)
+    general = server._plan_joint(np.arange(20), 40_000, up, True)
+    assert steady.steady and steady is server.plan_exchange(server.everyone, 40_000, up)
+    np.testing.assert_array_equal(steady.resolve_ns, general.resolve_ns)
+    np.testing.assert_array_equal(steady.arrive_ns, general.arrive_ns)
