@@ -440,7 +440,7 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
     plan = QUICK if args.quick else FULL
     overrides = sweep_overrides(plan) + (QUICK_OVERRIDES if args.quick else [])
     res = common.sweep(SCENARIO, args.out, overrides, workers=args.workers, tag=STEM)
-    timed = {m: plan[m] for m in comm_time.TIMED}
+    timed = {m: [K for K in plan[m] if (m, K) not in comm_time.GROWN_SKIP] for m in comm_time.TIMED}
     grown = common.sweep(
         SCENARIO,
         args.out,
