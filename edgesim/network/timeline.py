@@ -23,12 +23,12 @@ plot-timeline FILE -o PNG`` draws it, one row per device.
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 
 import numpy as np
 
 from edgesim.network import NS_PER_S
+from edgesim.network.trace import columns_csv
 
 COLUMNS = ("device", "phase", "round", "exchange", "kind", "start_s", "end_s", "transmissions")
 KINDS = ("downlink", "compute", "uplink", "lost", "offline", "cut", "handover")
@@ -101,14 +101,7 @@ class EventLog:
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """Return the log as CSV text (and write it to ``path`` if given)."""
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(COLUMNS)
-        w.writerows(zip(*(self.rows[c] for c in COLUMNS), strict=True))
-        text = buf.getvalue()
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return columns_csv(self.rows, COLUMNS, path)
 
 
 def read_log(path: str | Path) -> list[dict]:

@@ -105,11 +105,17 @@ class Trace:
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """Write the trace as CSV to ``path`` (if given); returns the CSV text."""
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(COLUMNS)
-        w.writerows(zip(*(self.rows[c] for c in COLUMNS), strict=True))
-        text = buf.getvalue()
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return columns_csv(self.rows, COLUMNS, path)
+
+
+def columns_csv(rows: dict[str, list], columns, path: str | Path | None = None) -> str:
+    """Return columnar ``rows`` ({column: values}) as CSV text in ``columns`` order, and write it
+    to ``path`` if given."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(zip(*(rows[c] for c in columns), strict=True))
+    text = buf.getvalue()
+    if path is not None:
+        Path(path).write_text(text)
+    return text
