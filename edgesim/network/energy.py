@@ -70,16 +70,23 @@ class EnergyMeter:
     """Per-device energy of one run (joules), and the batteries' state.
 
     ``cfg``: the table; ``n_k`` (m,): samples of each of the mechanism's
-    agents (for the compute energy).
+    agents (for the compute energy). Idle energy is derived, not accumulated:
+    a device idles whenever it is alive and not busy, so its idle energy is
+    ``idle_power_w`` x (its time alive - its busy time); an exchange costs
+    O(its recipients) without batteries (O(all devices) with them: each
+    battery is checked).
     """
 
     def __init__(self, cfg: EnergyConfig, n_k: np.ndarray):
         self.cfg = cfg
         m = int(np.asarray(n_k).size)
         self.per_gradient_j = cfg.kappa * cfg.cycles_per_sample * np.asarray(n_k) * cfg.cpu_hz**2
-        self.parts = {name: np.zeros(m) for name in ("tx", "rx", "compute", "idle")}
+        self.parts = {name: np.zeros(m) for name in ("tx", "rx", "compute")}
+        self.busy_ns = np.zeros(m)  # time transmitting, receiving or computing while alive
+        self.elapsed_ns = 0  # the run's simulated time so far
+        self.died_at_ns = np.full(m, -1.0)  # when each empty battery ran out (end of exchange)
         self.by_phase: dict[str, float] = {}
-        self.battery = None if cfg.battery_j == "none" else np.full(m, float(cfg.battery_j))
+        self.battery = None if cfg.battery_j == "none" else float(cfg.battery_j)
         self.dead = np.zeros(m, dtype=bool)
         self.emptied = 0
 
@@ -102,40 +109,44 @@ class EnergyMeter:
         exchange's length. Every device still alive idles for the rest.
         """
         cfg, p = self.cfg, self.parts
-        rx = cfg.rx_power_w * rx_ns / 1e9
-        tx = cfg.tx_power_w * tx_ns / 1e9
+        on = ~self.dead[agents]
+        rx = cfg.rx_power_w * rx_ns / 1e9 * on
+        tx = cfg.tx_power_w * tx_ns / 1e9 * on
         if cfg.compute == "cycles":
-            comp = self.per_gradient_j[agents] * reports
+            comp = self.per_gradient_j[agents] * reports * on
         else:
-            comp = cfg.compute_power_w * compute_ns / 1e9
-        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns)
-        alive = ~self.dead
-        idle = np.where(alive, cfg.idle_power_w * duration_ns / 1e9, 0.0)
-        idle[agents] -= cfg.idle_power_w * busy / 1e9 * alive[agents]
-        spent = idle.copy()
-        spent[agents] += (rx + tx + comp) * alive[agents]
-        p["rx"][agents] += rx * alive[agents]
-        p["tx"][agents] += tx * alive[agents]
-        p["compute"][agents] += comp * alive[agents]
-        p["idle"] += idle
-        total = float(spent.sum())
+            comp = cfg.compute_power_w * compute_ns / 1e9 * on
+        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns) * on
+        p["rx"][agents] += rx
+        p["tx"][agents] += tx
+        p["compute"][agents] += comp
+        self.busy_ns[agents] += busy
+        alive = self.dead.size - int(self.dead.sum())
+        idle = cfg.idle_power_w * (duration_ns * alive - float(busy.sum())) / 1e9
+        total = float(rx.sum() + tx.sum() + comp.sum()) + idle
         self.by_phase[phase] = self.by_phase.get(phase, 0.0) + total
+        self.elapsed_ns += duration_ns
         if self.battery is None:
             return np.zeros(agents.size, dtype=bool), total
-        self.battery -= spent
-        empty = alive & (self.battery <= 0)
-        self.battery[empty] = 0.0
+        empty = ~self.dead & (self.per_agent_j() >= self.battery)
+        self.died_at_ns[empty] = self.elapsed_ns
         self.dead |= empty
         self.emptied += int(empty.sum())
         return empty[agents], total
 
+    def idle_j(self) -> np.ndarray:
+        """Return each agent's idle energy (J, (m,)): idle power x (time alive - busy time)."""
+        alive_ns = np.where(self.dead, self.died_at_ns, self.elapsed_ns)
+        return self.cfg.idle_power_w * (alive_ns - self.busy_ns) / 1e9
+
     def per_agent_j(self) -> np.ndarray:
         """Return each agent's energy over the run (J, (m,)): transmit + receive + compute + idle."""
-        return sum(self.parts.values())
+        p = self.parts
+        return p["tx"] + p["rx"] + p["compute"] + self.idle_j()
 
     def summary(self) -> dict:
         """Return the JSON ``network.energy`` object: totals by part and by phase (J), batteries."""
-        total = {f"{k}_j": float(v.sum()) for k, v in self.parts.items()}
+        total = {f"{k}_j": float(v.sum()) for k, v in {**self.parts, "idle": self.idle_j()}.items()}
         return {
             "total_j": float(sum(total.values())),
             **total,
