@@ -175,7 +175,6 @@ class Mobility:
         self.t_arrive = np.zeros(K)
         self.t_leave = np.zeros(K)  # when it sets off for the next waypoint
         self.need_s = np.zeros(K)
-        self.speeds: list[np.ndarray] = []  # every leg's speed, for the tests
 
     @staticmethod
     def _trace_legs(start: np.ndarray, moves: list[tuple]) -> list[tuple]:
@@ -228,7 +227,6 @@ class Mobility:
             u = self.rng.random((n, 3))
             waypoint = lo + (hi - lo) * u[:, :2]
             speed = cfg.speed_min_mps + (cfg.speed_max_mps - cfg.speed_min_mps) * u[:, 2]
-            self.speeds.append(speed)
             self.src[todo] = self.dst[todo]
             self.dst[todo] = waypoint
             self.t_start[todo] = self.t_leave[todo]

@@ -84,13 +84,17 @@ def test_random_waypoint_stays_in_the_area_with_uniform_leg_speeds():
     m = Mobility(cfg, start, (lo, hi), np.random.default_rng(2))
     step, horizon = 5, 20_000
     prev = m.position(np.arange(K), 0)
-    path = 0.0
+    path, legs = 0.0, {}
     for t in range(step, horizon + 1, step):
         xy = m.position(np.arange(K), t * NS_PER_S)
         assert (xy >= lo - 1e-9).all() and (xy <= hi + 1e-9).all()
         path += np.hypot(*(xy - prev).T).sum()
         prev = xy
-    speeds = np.concatenate(m.speeds)
+        # each device's current leg: its speed is its length over its duration
+        speed = np.hypot(*(m.dst - m.src).T) / (m.t_arrive - m.t_start)
+        legs.update(zip(zip(range(K), m.t_start.tolist(), strict=True), speed, strict=True))
+    speeds = np.array(list(legs.values()))
+    assert speeds.size > 5 * K
     assert speeds.min() >= vmin and speeds.max() <= vmax
     assert stats.kstest(speeds, stats.uniform(vmin, vmax - vmin).cdf).pvalue > 0.01
     # the time-averaged speed tends to (v_max - v_min) / ln(v_max / v_min), not the mean speed
