@@ -10,6 +10,7 @@ one-line error handling.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import traceback
@@ -128,6 +129,7 @@ def cmd_run(args) -> int:
                 )
         with progress.active(_bar(args, sc.name or "run")):
             result = run(sc, sim)
+        sidecar = _sidecar(result, sim, args.json)
         trace_text = sim.last_trace.to_csv() if args.trace else None
         events_text = sim.last_events.to_csv() if args.events_log else None
         model_bytes = _npy_bytes(sim.last_model) if args.model else None
@@ -141,6 +143,7 @@ def cmd_run(args) -> int:
         print(f"edgesim: run failed: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
         return 1
     for flag, path, content in (
+        ("--json", sidecar[0], sidecar[1]),  # the per-agent columns first: the JSON names them
         ("--json", args.json, lambda fh: dump_json(result, fh)),  # streamed: no copy held
         ("--trace", args.trace, trace_text),
         ("--model", args.model, model_bytes),
@@ -330,15 +333,56 @@ def cmd_sweep(args) -> int:
 
 
 def _records(folder: str):
-    """Return the newest record per run of a sweep folder; ScenarioError if there is none."""
+    """Return the newest record per run of a sweep folder, or the one record of a run's JSON
+    file (``edgesim run --json``, its per-agent sidecar beside it); ScenarioError if none."""
     from edgesim import sweeps as sweep
 
     p = Path(folder)
+    if p.is_file() and p.suffix == ".json":
+        try:
+            result = json.loads(p.read_text())
+        except (OSError, ValueError) as err:
+            raise ScenarioError("results", f"cannot read {p} as a run's JSON: {err}") from None
+        if not isinstance(result, dict) or "iterations" not in result:
+            raise ScenarioError("results", f"{p} is not the JSON of `edgesim run --json`")
+        run_id = p.name[: -len(".json")]
+        return [
+            {
+                "run_id": run_id,
+                "index": 0,
+                "status": "ok",
+                "result": result,
+                "folder": str(p.parent),
+            }
+        ]
     if not p.is_dir():
-        raise ScenarioError("results", f"{p} is not a folder (give the sweep's -o folder)")
+        raise ScenarioError(
+            "results", f"{p} is neither a folder (a sweep's -o) nor a run's JSON file"
+        )
     if not (p / sweep.RESULTS).exists():
         raise ScenarioError("results", f"no {sweep.RESULTS} in {p}: run `edgesim sweep` first")
     return sweep.load_records(p)
+
+
+def _sidecar(result: dict, sim, json_path: str | None) -> tuple:
+    """Return (path, bytes) of the per-agent sidecar to write beside ``json_path`` (Nones when
+    there is none), and name it in ``result["per_agent"]["file"]``."""
+    from edgesim import per_agent
+
+    cols = sim.last_per_agent
+    if cols is None:
+        return None, None
+    fmt = result["per_agent"]["format"]
+    if not json_path:
+        print(
+            f"edgesim: note: output.per_agent = {fmt!r} writes its columns beside the JSON;"
+            " give --json FILE to keep them",
+            file=sys.stderr,
+        )
+        return None, None
+    path = per_agent.sidecar_path(json_path, fmt)
+    result["per_agent"]["file"] = path.name
+    return str(path), per_agent.writer(cols, fmt)
 
 
 def cmd_results(args) -> int:
@@ -567,7 +611,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help=FORCE_HELP)
     s.set_defaults(func=cmd_sweep)
     res = sub.add_parser("results", help="flatten a sweep's records into a tidy table")
-    res.add_argument("folder", metavar="DIR", help="the sweep's folder")
+    res.add_argument(
+        "folder",
+        metavar="DIR",
+        help="the sweep's folder, or a run's JSON file (edgesim run --json)",
+    )
     res.add_argument("--csv", metavar="OUT", help="write CSV here ('-': stdout, the default)")
     res.add_argument("--parquet", metavar="OUT", help="write Parquet here (needs pyarrow)")
     res.add_argument("--per-agent", action="store_true", help="one row per agent, not per run")

@@ -109,7 +109,11 @@ class RunRecord:
         " optimum_loss and optimality_gap (with exact VCG), weights (with"
         " output.model_weights: w* in the model's shape)"
     )
-    payments: list = _f("one payment per agent (loss units), 0 for agents that opted out")
+    payments: list | None = _f(
+        "one payment per agent (loss units), 0 for agents that opted out (output.per_agent ="
+        " 'json' only; else the sidecar's payment column)",
+        optional=True,
+    )
     vcg_payments: list | None = _f("exact VCG payments, when computed", optional=True)
     payment_error_max: float | None = _f("max_k |P_k - P_k^VCG| (null without exact VCG)")
     payment_error_rel_max: float | None = _f(
@@ -150,9 +154,20 @@ class RunRecord:
         " gain, opt_out, and the evaluated grid",
         optional=True,
     )
+    per_agent: dict | None = _f(
+        "output.per_agent npz, parquet or none: format, file (the sidecar's name, beside the"
+        " JSON; null: not written), rows (K), columns, strategy_labels (the strategy column's"
+        " codes), summary (per column: count of finite values, sum, mean, min, q01, q05, q25,"
+        " median, q75, q95, q99, max)",
+        optional=True,
+    )
     agents: list = field(
         default_factory=list,
-        metadata={"doc": "one object per agent (see the agent fields)", "optional": False},
+        metadata={
+            "doc": "one object per agent (see the agent fields); empty unless output.per_agent ="
+            " 'json'",
+            "optional": False,
+        },
     )
 
     def to_json_dict(self) -> dict:

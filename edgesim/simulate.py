@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from edgesim.agents import Amplify, Population, make_strategy
+from edgesim.agents import TRUTHFUL, Amplify, Population, make_strategy
 from edgesim.canary import Canary, make_canary
 from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
@@ -119,6 +120,7 @@ class Simulation:
         self.last_trace = self.last_events = None  # the last network run's trace and event log
         self.events_window: tuple[float, float] | None = None  # log device events in it (s)
         self.last_model = None  # w* of the last run, in the model's shape
+        self.last_per_agent = None  # the last run's per-agent columns (output.per_agent sidecar)
         self._federations: dict[tuple, tuple[Design, float]] = {}
 
     def run_mechanism(self, population: Population | None = None) -> MechanismRun:
@@ -153,6 +155,7 @@ class Simulation:
                 server = NetworkServer(net, side, participants, self.events_window)
                 outcome = server.run(gen)
                 counters = server.counters
+        side.release()
         return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side)
 
     def server_context(
@@ -187,7 +190,7 @@ class Simulation:
         A best-response search reruns the mechanism many times on the same
         participants; the power iteration behind L_g need not run each time.
         """
-        key = tuple(participants.tolist())
+        key = hashlib.sha256(np.ascontiguousarray(participants, dtype=np.int64)).hexdigest()
         if key not in self._federations:
             full = participants.size == self.data.K
             design = self.design if full else self.model.design(self.data.subset(participants))
@@ -209,6 +212,8 @@ class Simulation:
         if run.outcome.local_models is not None:
             W = np.empty((K, run.outcome.model.size))
             W[run.participants] = run.outcome.local_models
+        elif run.participants.size == K:  # everyone ends with w*: a read-only view, no copy
+            return np.broadcast_to(run.outcome.model, (K, run.outcome.model.size))
         else:
             W = np.broadcast_to(run.outcome.model, (K, run.outcome.model.size)).copy()
         out = np.flatnonzero(~np.isin(np.arange(K), run.participants))
@@ -319,7 +324,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         diverged=bool(out.info.get("diverged", False)),
         iterations={
             "phase1": out.phase1_rounds,
-            "phase2_total": int(sum(out.phase2_rounds)),
+            "phase2_total": int(np.sum(out.phase2_rounds, dtype=np.int64)),
             "phase2_per_agent": _per_agent(out.phase2_per_agent, mrun.participants, K),
             "phase2_problems": len(out.phase2_rounds),
         },
@@ -335,7 +340,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         ),
     )
     p = mrun.p
-    participants_W = W[mrun.participants]
+    participants_W = W if mrun.participants.size == K else W[mrun.participants]
     glob = float(p @ model.agent_losses_each(participants_W, mrun.design))
     model_out = {"global_loss": glob, "test_accuracy": None}
     sim.last_model = model.shaped(out.model)
@@ -372,9 +377,6 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         local_test = model.agent_losses_each(WL, design, test=True)
         local_train = model.agent_losses_each(WL, design)
         local_acc = model.accuracy_each(WL, design)
-    n_k = sim.data.n_k
-    inside = np.zeros(K, dtype=bool)
-    inside[mrun.participants] = True
     columns = {
         "payment": payments,
         "train_loss": train,
@@ -386,38 +388,22 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         "test_accuracy": acc,
         "local_test_accuracy": local_acc,
     }
-    columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
     network_cols = {}
     if mrun.network is not None:
-        for name, values in mrun.network.trace.per_agent().items():
-            network_cols[name] = _per_agent(values, mrun.participants, K)
+        network_cols = dict(mrun.network.trace.per_agent())
         if mrun.network.energy is not None:
-            energy = mrun.network.energy.per_agent_j()
-            network_cols["energy_j"] = _per_agent(energy, mrun.participants, K)
+            network_cols["energy_j"] = mrun.network.energy.per_agent_j()
         result.network = _network_summary(mrun.network)
         sim.last_trace, sim.last_events = mrun.network.trace, mrun.network.events_log
-    n_list, inside_list = n_k.tolist(), inside.tolist()
-    result.agents = [
-        AgentRecord(
-            id=k,
-            n=n_list[k],
-            strategy=sim.population.strategy(k).describe(),
-            participates=inside_list[k],
-            **{name: col[k] for name, col in columns.items()},
-            network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
-        )
-        for k in range(K)
-    ]
     info = dict(out.info)
     # Mechanisms number the participants 0..m-1; report the scenario's agent ids.
     if "phase2_capped" in info:
         info["phase2_capped"] = [int(mrun.participants[i]) for i in info["phase2_capped"]]
-    for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
-        if key in info and len(info[key]) == mrun.participants.size:
-            full = [None] * K
-            for i, value in enumerate(info[key]):
-                full[int(mrun.participants[i])] = value
-            info[key] = full
+    mode = scenario.output.per_agent
+    if mode == "json":
+        _agents_json(result, sim, mrun, columns, network_cols, info)
+    else:
+        _agents_columns(result, sim, mrun, columns, network_cols, info, vcg, mode)
     clipping = _clipping(mrun.side)
     if "privacy" in info:
         result.privacy = {**info.pop("privacy"), **clipping}
@@ -438,6 +424,99 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     if br.enabled:
         result.best_response = _best_response(sim, br)
     return result.to_json_dict()
+
+
+def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
+    """Fill the JSON's per-agent parts (``output.per_agent = "json"``): the ``agents`` array,
+    and each per-participant list of ``info`` spread over the agent ids (None outside)."""
+    K = sim.data.K
+    columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
+    network_cols = {
+        n: _per_agent(v, mrun.participants, K).tolist() for n, v in network_cols.items()
+    }
+    inside = np.zeros(K, dtype=bool)
+    inside[mrun.participants] = True
+    n_list, inside_list = sim.data.n_k.tolist(), inside.tolist()
+    result.agents = [
+        AgentRecord(
+            id=k,
+            n=n_list[k],
+            strategy=sim.population.strategy(k).describe(),
+            participates=inside_list[k],
+            **{name: col[k] for name, col in columns.items()},
+            network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
+        )
+        for k in range(K)
+    ]
+    for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
+        if key in info and len(info[key]) == mrun.participants.size:
+            full = [None] * K
+            for i, value in enumerate(np.asarray(info[key]).tolist()):
+                full[int(mrun.participants[i])] = value
+            info[key] = full
+
+
+def _agents_columns(result, sim, mrun, columns, network_cols, info, vcg, mode: str) -> None:
+    """Keep the per-agent results as columns (``output.per_agent`` npz, parquet or none).
+
+    Every per-agent list of the JSON (the agents array, ``payments``, ``vcg_payments``,
+    ``iterations.phase2_per_agent``, the per-participant lists of ``info``) becomes a
+    column of ``sim.last_per_agent`` (None for 'none'), and the JSON's ``per_agent``
+    field holds their summaries (:mod:`edgesim.per_agent`).
+    """
+    from edgesim import per_agent
+
+    K, part = sim.data.K, mrun.participants
+    inside = np.zeros(K, dtype=bool)
+    inside[part] = True
+    labels, codes = _strategy_codes(sim.population, K)
+    cols = {"id": np.arange(K), "n": sim.data.n_k, "strategy": codes, "participates": inside}
+    for name, col in columns.items():  # a column without any value (all NaN) is left out
+        col = np.asarray(col, dtype=np.float64)
+        if not np.isnan(col).all():
+            cols[name] = col
+    for name, values in network_cols.items():
+        cols[f"network.{name}"] = _spread(values, part, K, fill=0)
+    cols["phase2_rounds"] = _spread(result.iterations.pop("phase2_per_agent"), part, K, fill=0)
+    for key in PER_PARTICIPANT_INFO:
+        if key in info and len(info[key]) == part.size:
+            cols[key] = _spread(info.pop(key), part, K, fill=np.nan)
+    if vcg is not None:
+        cols["vcg_payment"] = vcg
+    result.payments = None
+    result.vcg_payments = None
+    result.per_agent = {
+        "format": mode,
+        "file": None,  # set by the writer (edgesim run --json FILE: FILE.agents.npz)
+        "rows": K,
+        "columns": list(cols),
+        "strategy_labels": labels,
+        "summary": per_agent.summary(cols),
+    }
+    sim.last_per_agent = None if mode == "none" else cols
+
+
+def _strategy_codes(population: Population, K: int) -> tuple[list[str], np.ndarray]:
+    """Return the strategy labels and each agent's code into them, (K,) int16 (0: truthful)."""
+    labels = [TRUTHFUL.describe()]
+    codes = np.zeros(K, dtype=np.int16)
+    for k, s in sorted(population.assigned.items()):
+        label = s.describe()
+        if label not in labels:
+            labels.append(label)
+        codes[k] = labels.index(label)
+    return labels, codes
+
+
+def _spread(values, participants: np.ndarray, K: int, fill) -> np.ndarray:
+    """Return ``values`` (one per participant) at the participants' ids of a (K,) column,
+    ``fill`` elsewhere (a float column when ``fill`` is NaN)."""
+    values = np.asarray(values)
+    dtype = np.float64 if (values.dtype.kind == "f" or fill is np.nan) else np.int64
+    full = np.full(K, fill, dtype=dtype)
+    if values.size == participants.size:
+        full[participants] = values
+    return full
 
 
 def _clipping(side: AgentSide) -> dict:
@@ -491,10 +570,6 @@ def _best_response(sim: Simulation, br) -> dict:
     return res
 
 
-def _per_agent(values, participants: np.ndarray, K: int) -> list:
+def _per_agent(values, participants: np.ndarray, K: int) -> np.ndarray:
     """Return K numbers (ints stay ints): ``values`` at the participants' ids, else 0 (all 0: none)."""
-    values = np.asarray(values)
-    full = np.zeros(K, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
-    if len(values) == participants.size:
-        full[participants] = values
-    return full.tolist()
+    return _spread(values, participants, K, fill=0)

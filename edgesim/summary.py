@@ -47,6 +47,16 @@ def _restarts(result: dict) -> str | None:
     return "diverged, restarted from w* at a smaller eta2: problem of " + ", ".join(parts)
 
 
+def _columns_line(meta: dict) -> str:
+    """Return the per-agent sidecar's line: where it is and the quantiles of the payments."""
+    where = f"in {meta['file']}" if meta.get("file") else "not written (give --json FILE)"
+    if meta.get("format") == "none":
+        where = "not kept (output.per_agent = 'none')"
+    pay = (meta.get("summary") or {}).get("payment") or {}
+    q = ", ".join(f"{k} {_fmt(pay.get(k), '.4g')}" for k in ("min", "median", "q99", "max"))
+    return f"  agents        {meta.get('rows')} per-agent rows {where}; payments {q}"
+
+
 def summary(result: dict) -> str:
     """Return a short human-readable summary of one run's result (any field may be None)."""
     lines = []
@@ -89,7 +99,13 @@ def summary(result: dict) -> str:
             f" {t['phase1']:.3f} s, phase II {t['phase2']:.3f} s); {net['transmissions']}"
             f" transmissions, {net['lost']} lost, {net['cut']} cut by a deadline"
         )
-    if any(x is None or x != 0 for x in result["payments"]):
+    pays = result.get("payments")
+    if pays is None:  # per-agent results in a sidecar: the JSON has their summary
+        pays_s = ((result.get("per_agent") or {}).get("summary") or {}).get("payment") or {}
+        nonzero = pays_s.get("count", 0) < result["K"] or pays_s.get("max") or pays_s.get("min")
+    else:
+        nonzero = any(x is None or x != 0 for x in pays)
+    if nonzero:
         err = result.get("payment_error_max")
         err_s = f", max |P - P_VCG| = {err:.3e}" if err is not None else ""
         disc = (result.get("mechanism_info") or {}).get("payment_discretisation_error_max")
@@ -111,8 +127,15 @@ def summary(result: dict) -> str:
                 "  privacy       WARNING: L_g, read off the data, sets the step sizes; the epsilon"
                 " does not cover it (set mechanism.public_smoothness)"
             )
-    shown = result["agents"][:12]
-    lines.append("  agent      n  strategy            payment   train loss  overall    local loss")
+    if not result["agents"] and result.get("per_agent"):
+        lines.append(_columns_line(result["per_agent"]))
+        shown = []
+    else:
+        shown = result["agents"][:12]
+    if shown:
+        lines.append(
+            "  agent      n  strategy            payment   train loss  overall    local loss"
+        )
     for a in shown:
         pay = _fmt(a["payment"], "9.4f", f"{'-':>9s}")
         train = _fmt(a["train_loss"], "10.4f", f"{'-':>10s}")
@@ -121,7 +144,7 @@ def summary(result: dict) -> str:
         lines.append(
             f"  {a['id']:5d} {a['n']:6d}  {a['strategy']:<18s} {pay} {train} {overall}  {local}"
         )
-    if len(result["agents"]) > len(shown):
+    if shown and len(result["agents"]) > len(shown):
         lines.append(f"  ... {len(result['agents']) - len(shown)} more agents in the JSON")
     if "best_response" in result:
         br = result["best_response"]

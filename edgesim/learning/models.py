@@ -18,6 +18,8 @@ Python loop over agents.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -34,11 +36,36 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
 
 
 def add_intercept(X: np.ndarray) -> np.ndarray:
-    """Return ``X`` with a column of ones appended, shape (n, d + 1)."""
-    out = np.empty((X.shape[0], X.shape[1] + 1))
+    """Return ``X`` with a column of ones appended, shape (n, d + 1), in ``X``'s float dtype.
+
+    When ``X`` is already the first d columns of an (n, d + 1) array whose last column is
+    ones (how the synthetic source stores its samples), that array is returned, not a copy.
+    """
+    base = X.base
+    if (
+        base is not None
+        and base.ndim == 2
+        and base.shape == (X.shape[0], X.shape[1] + 1)
+        and base.dtype == X.dtype
+        and base.strides == X.strides
+        and X.__array_interface__["data"][0] == base.__array_interface__["data"][0]
+        and bool(np.all(base[:, -1] == 1.0))
+    ):
+        return base
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=dtype)
     out[:, :-1] = X
     out[:, -1] = 1.0
     return out
+
+
+def as_float64(rows: np.ndarray) -> np.ndarray:
+    """Return ``rows`` as float64: the array itself when it is float64, else a converted copy.
+
+    Samples stored in float32 (``data.precision``) are converted block by block before
+    any arithmetic, so every sum accumulates in float64 exactly as for float64 storage.
+    """
+    return rows if rows.dtype == np.float64 else rows.astype(np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,7 +125,10 @@ class Design:
         Per-sample gradient norms factorise through it (see :meth:`Model.agent_grads`),
         so clipping needs this one (n,) array, never an (n, n_params) one.
         """
-        return np.sqrt(np.einsum("ij,ij->i", self.Xa, self.Xa))
+        Xa = self.Xa
+        return by_row_blocks(
+            Xa.shape[0], lambda sl: np.sqrt(np.einsum("ij,ij->i", *[as_float64(Xa[sl])] * 2))
+        )
 
 
 def by_row_blocks(n: int, per_block) -> np.ndarray:
@@ -112,6 +142,48 @@ def by_row_blocks(n: int, per_block) -> np.ndarray:
         sl = slice(lo, lo + BLOCK_ROWS)
         out[sl] = per_block(sl)
     return out
+
+
+#: Row blocks a thread takes at a time, and the fewest blocks worth threads at all.
+THREAD_CHUNK_BLOCKS = 16
+
+
+def gradient_threads() -> int:
+    """Return how many threads compute the agents' gradients: ``EDGESIM_THREADS``, else the
+    CPUs this process may use (at most 8). Blocks are independent, so any count gives
+    the same bits."""
+    env = os.environ.get("EDGESIM_THREADS", "")
+    if env.strip().isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus))
+
+
+_POOL: dict[int, ThreadPoolExecutor] = {}
+
+
+def in_threads(work, n_blocks: int) -> None:
+    """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among threads.
+
+    numpy releases the GIL in the blocks' products and copies, so the agents' gradients
+    (the largest cost of a run at K = 10^6 and beyond) use every core. Each block's
+    result depends on that block only: any split gives the same bits. Returns nothing;
+    a worker's exception is raised here.
+    """
+    threads = gradient_threads()
+    if threads == 1 or n_blocks < 2 * THREAD_CHUNK_BLOCKS:
+        work(0, n_blocks)
+        return
+    pool = _POOL.get(threads)
+    if pool is None:
+        pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="edgesim-grad")
+    chunks = range(0, n_blocks, THREAD_CHUNK_BLOCKS)
+    futures = [pool.submit(work, lo, min(lo + THREAD_CHUNK_BLOCKS, n_blocks)) for lo in chunks]
+    for f in futures:
+        f.result()
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
@@ -189,7 +261,9 @@ class Model:
         array, receives each agent's number of clipped samples.
         """
         Xa, y, _, starts, n_k = design.split(test)
-        losses = self.sample_losses(w, Xa, y)
+        losses = by_row_blocks(
+            Xa.shape[0], lambda sl: self.sample_losses(w, as_float64(Xa[sl]), y[sl])
+        )
         if loss_bound is not None:
             if clipped is not None:
                 clipped[:] = segment_sum((losses > loss_bound).astype(float), starts, n_k)
@@ -203,6 +277,8 @@ class Model:
         design: Design,
         clip_norm: float | None = None,
         clipped: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        agents: np.ndarray | None = None,
     ) -> np.ndarray:
         """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params).
 
@@ -216,18 +292,49 @@ class Model:
         and clipping is a per-sample rescaling of r_i or of p_i - e_{y_i}: no
         (n, n_params) array is formed. ``clipped``, a (K,) array, receives each
         agent's number of clipped samples.
+
+        ``agents`` (sorted, distinct) asks for those agents' rows only, shape
+        (len(agents), n_params): blocks without any of them are skipped and no (K,
+        n_params) array is formed. ``out`` receives the result (a buffer reused
+        across rounds, so no fresh pages are touched); it is returned. Either way
+        each agent's row is computed exactly as for all K.
         """
-        g = np.empty((design.K, w.size))
+        K = design.K
+        if agents is not None and np.any(agents[1:] <= agents[:-1]):  # not sorted: gather
+            return np.take(self.agent_grads(w, design, clip_norm, clipped), agents, 0, out=out)
+        if agents is not None and agents.size == K:  # sorted and distinct: all of them
+            agents = None
+        m = K if agents is None else agents.size
+        g = np.empty((m, w.size)) if out is None else out
         Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
         norms = design.row_norms if clip_norm is not None else None
-        for a0, a1, r0, r1 in design.blocks:  # cache-sized blocks of agents, not a loop over agents
-            clip = None if norms is None else (norms[r0:r1], clip_norm)
-            st = starts[a0:a1] - r0
-            g[a0:a1], over = self._agent_data_grads(w, Xa[r0:r1], y[r0:r1], st, n_k[a0:a1], clip)
-            if clipped is not None and over is not None:
-                clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
-        g /= n_k[:, None]
-        g += self.l2 * w
+        reg = self.l2 * w
+        blocks = design.blocks
+        cuts = None
+        if agents is not None:
+            cuts = np.searchsorted(agents, [blk[0] for blk in blocks] + [K]).tolist()
+
+        def some_blocks(first: int, last: int) -> None:
+            for i in range(first, last):  # cache-sized blocks of agents, not a loop over agents
+                a0, a1, r0, r1 = blocks[i]
+                if cuts is None:
+                    gb = g[a0:a1]
+                elif cuts[i] == cuts[i + 1]:
+                    continue
+                else:
+                    gb = np.empty((a1 - a0, w.size))
+                clip = None if norms is None else (norms[r0:r1], clip_norm)
+                st = starts[a0:a1] - r0
+                Xb = as_float64(Xa[r0:r1])
+                gb[:], over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip)
+                if clipped is not None and over is not None:
+                    clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
+                gb /= n_k[a0:a1, None]  # while the block is in cache
+                gb += reg
+                if cuts is not None:
+                    g[cuts[i] : cuts[i + 1]] = gb[agents[cuts[i] : cuts[i + 1]] - a0]
+
+        in_threads(some_blocks, len(blocks))
         return g
 
     def agent_grads_each(self, W: np.ndarray, design: Design) -> np.ndarray:
@@ -237,7 +344,12 @@ class Model:
         agent = design.data.agent
         for a0, a1, r0, r1 in design.blocks:
             g[a0:a1] = self._agent_data_grads_each(
-                W[a0:a1], Xa[r0:r1], y[r0:r1], agent[r0:r1] - a0, starts[a0:a1] - r0, n_k[a0:a1]
+                W[a0:a1],
+                as_float64(Xa[r0:r1]),
+                y[r0:r1],
+                agent[r0:r1] - a0,
+                starts[a0:a1] - r0,
+                n_k[a0:a1],
             )
         g /= n_k[:, None]
         g += self.l2 * W
@@ -247,7 +359,7 @@ class Model:
         """Return F_k(W[k]) for every agent at its own model, shape (K,); test means E_k estimates."""
         Xa, y, a, *_ = design.split(test)
         losses = by_row_blocks(
-            Xa.shape[0], lambda sl: self._sample_losses_each(W, Xa[sl], y[sl], a[sl])
+            Xa.shape[0], lambda sl: self._sample_losses_each(W, as_float64(Xa[sl]), y[sl], a[sl])
         )
         means = design.agent_means(losses, test)
         return means + 0.5 * self.l2 * np.einsum("ij,ij->i", W, W)
@@ -280,7 +392,11 @@ class Model:
         """
         c = self.curvature_factor()
         if method == "sample":
-            return c * float(np.max(np.einsum("ij,ij->i", design.Xa, design.Xa))) + self.l2
+            Xa = design.Xa
+            sq = by_row_blocks(
+                Xa.shape[0], lambda sl: np.einsum("ij,ij->i", *[as_float64(Xa[sl])] * 2)
+            )
+            return c * float(np.max(sq)) + self.l2
         if method != "agent":
             raise ValueError(f"smoothness method must be 'agent' or 'sample', got {method!r}")
         lam = batched_top_eigenvalue(design.Xa, design.starts, design.n_k, blocks=design.blocks)
@@ -351,9 +467,10 @@ class Ridge(Model):
         = sum_k weights_k X_k^T y_k / n_k.
         """
         s = weights[design.data.agent] / design.n_k[design.data.agent]
-        Xs = design.Xa * s[:, None]
-        A = Xs.T @ design.Xa + self.l2 * weights.sum() * np.eye(design.Xa.shape[1])
-        b = Xs.T @ design.data.y
+        Xa = as_float64(design.Xa)
+        Xs = Xa * s[:, None]
+        A = Xs.T @ Xa + self.l2 * weights.sum() * np.eye(Xa.shape[1])
+        b = Xs.T @ design.data.y.astype(np.float64, copy=False)
         return np.linalg.solve(A, b)
 
 
@@ -435,7 +552,8 @@ class Logistic(Model):
         if Xa.shape[0] == 0:
             return np.full(design.K, np.nan)
         hit = by_row_blocks(
-            Xa.shape[0], lambda sl: np.argmax(self._scores_each(W, Xa[sl], a[sl]), axis=1) == y[sl]
+            Xa.shape[0],
+            lambda sl: np.argmax(self._scores_each(W, as_float64(Xa[sl]), a[sl]), axis=1) == y[sl],
         )
         return design.agent_means(hit, test=True)
 

@@ -55,6 +55,8 @@ def segment_sum(
             return blocks.sum(axis=1)
         if weights.ndim == 2:  # one weight column per output column set: (K, m, C)
             return np.matmul(blocks.transpose(0, 2, 1), weights.reshape(K, c, -1))
+        if values.ndim == 2:  # a batched (1 x c) (c x m) product: faster than einsum here
+            return np.matmul(weights.reshape(K, 1, c), blocks)[:, 0]
         return np.einsum("ki,ki...->k...", weights.reshape(K, c), blocks)
     indptr = np.empty(K + 1, dtype=np.int64)
     indptr[:-1] = starts
@@ -72,46 +74,83 @@ def batched_top_eigenvalue(
 ) -> float:
     """Largest eigenvalue over agents of ``X_k^T X_k / n_k`` by batched power iteration.
 
-    All agents iterate at once: each step is two segment passes over the
-    data, made block by block (``blocks`` as :func:`_row_blocks` returns; by
-    default computed from ``starts`` and ``n_k``) so that no temporary is
-    larger than a cache-sized block. Returns the maximum Rayleigh quotient, a
-    lower estimate that converges to the true value (accurate to about 1e-6
-    relative on well-separated spectra).
+    The agents are taken block by block (``blocks`` as :func:`_row_blocks` returns; by
+    default computed from ``starts`` and ``n_k``): a block's rows are read (and, when
+    stored in float32, converted) once, and all its agents iterate at once while the
+    block is in cache, until the block's largest Rayleigh quotient has settled (three
+    steady iterations after at least 20). Returns the largest over the blocks: a lower
+    estimate that converges to the true value (within 1e-15 relative of an exact
+    eigensolver on the synthetic data; slower on nearly degenerate spectra). No
+    (K, d') array is formed; the start vectors are the same draws as one (K, d') draw.
     """
     K = starts.size
     dprime = Xa.shape[1]
-    # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
-    # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
-    v = np.random.default_rng(12345).standard_normal((K, dprime))
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    Av = np.empty_like(v)
-    top = 0.0
-    steady = 0
     c = int(n_k[0])
     equal = c > 0 and c * K == Xa.shape[0] and n_k.min() == n_k.max()
-    X3 = Xa.reshape(K, c, dprime) if equal else None  # equal sizes: a (K, c, d') view, no gather
-    if not equal:  # the general (unequal sizes) path: row blocks and each row's agent
-        if blocks is None:
-            blocks = _row_blocks(np.append(starts, starts[-1] + n_k[-1]))
-        agent = np.repeat(np.arange(K), n_k)
-    for _ in range(iterations):
-        if equal:
+    if blocks is None:
+        blocks = _row_blocks(np.append(starts, starts[-1] + n_k[-1]))
+    # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
+    # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
+    rng = np.random.default_rng(12345)
+    top = 0.0
+    for a0, a1, r0, r1 in _merged(blocks, EIGEN_BLOCK_ROWS):
+        Xb = Xa[r0:r1] if Xa.dtype == np.float64 else Xa[r0:r1].astype(np.float64)
+        v = rng.standard_normal((a1 - a0, dprime))
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        top = max(
+            top, _block_top(Xb, v, starts[a0:a1] - r0, n_k[a0:a1], c if equal else 0, iterations)
+        )
+    return top
+
+
+EIGEN_BLOCK_ROWS = 1 << 16  # rows per block of the power iteration (its state stays in cache)
+
+
+def _merged(blocks: tuple, rows: int) -> list:
+    """Return consecutive ``blocks`` joined into blocks of at least ``rows`` rows (the last
+    may be smaller), as ``(a0, a1, r0, r1)``."""
+    out = []
+    for a0, a1, r0, r1 in blocks:
+        if out and out[-1][3] - out[-1][2] < rows:
+            out[-1] = (out[-1][0], a1, out[-1][2], r1)
+        else:
+            out.append((a0, a1, r0, r1))
+    return out
+
+
+def _block_top(Xb: np.ndarray, v: np.ndarray, starts, n_k, c: int, iterations: int) -> float:
+    """Power-iterate the agents of one row block from ``v`` (agents, d'); returns their largest
+    Rayleigh quotient once it has settled (``c`` > 0: every agent has c rows)."""
+    m, dprime = v.shape
+    Av = np.empty_like(v)
+    if c:  # an (agents, c, d') view, no gather
+        X3 = Xb.reshape(m, c, dprime)
+    else:
+        agent = np.repeat(np.arange(m), n_k)
+    gram = 0 < c < dprime
+    if gram:  # X_k X_k^T / n_k (c x c) has the same top eigenvalue, and is smaller
+        X3, v = np.einsum("kci,kdi->kcd", X3, X3) / c, np.einsum("kcd,kd->kc", X3, v)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        Av = np.empty_like(v)
+        n_k = np.ones(m)
+    top = 0.0
+    steady = 0
+    for it in range(iterations):
+        if gram:
+            np.einsum("kcd,kd->kc", X3, v, out=Av)
+        elif c:
             np.einsum("kcd,kc->kd", X3, np.einsum("kcd,kd->kc", X3, v), out=Av)
         else:
-            for a0, a1, r0, r1 in blocks:
-                Xb = Xa[r0:r1]
-                proj = np.einsum("ij,ij->i", Xb, v[agent[r0:r1]])
-                Av[a0:a1] = segment_sum(Xb, starts[a0:a1] - r0, n_k[a0:a1], proj)
+            proj = np.einsum("ij,ij->i", Xb, v[agent])
+            Av[:] = segment_sum(Xb, starts, n_k, proj)
         Av /= n_k[:, None]
         lam = np.einsum("ij,ij->i", Av, v)
         norm = np.linalg.norm(Av, axis=1)
         norm[norm == 0] = 1.0
         np.divide(Av, norm[:, None], out=v)
-        # Only the maximum over agents is needed: stop once it has settled.
         new_top = float(lam.max())
         steady = steady + 1 if abs(new_top - top) <= 1e-12 * abs(new_top) else 0
         top = new_top
-        if steady >= 3 and _ >= 20:
+        if steady >= 3 and it >= 20:
             break
     return top

@@ -8,6 +8,7 @@ bytes the protocol would send (``network.fidelity = "none"``).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,15 +108,39 @@ class AgentSide:
         self.population = population
         self.rng = rng
         self.local_rounds = local_rounds
+        self._buffers: list[np.ndarray] = []  # (K, p) report buffers, reused (see _buffer)
+
+    def _buffer(self, m: int, n_params: int) -> np.ndarray:
+        """Return an (m, n_params) float64 array for one round's gradient reports.
+
+        A round's reports are the largest array a run makes (K x p: 1.7 GB at K = 10^7,
+        d = 20), and a fresh one every round costs its page faults. Up to two (K, p)
+        buffers are kept and handed out again once nothing refers to the reports they
+        hold any more (a mechanism still reading last round's replies, or keeping
+        them, holds a reference: then the other buffer, or a fresh array, is used).
+        """
+        for i in range(len(self._buffers)):
+            # References: the list's and getrefcount's own argument; a view adds one.
+            if sys.getrefcount(self._buffers[i]) == 2 and self._buffers[i].shape[1] == n_params:
+                return self._buffers[i][:m]
+        buf = np.empty((self.design.K, n_params))
+        if len(self._buffers) < 2:
+            self._buffers.append(buf)
+        return buf[:m]
+
+    def release(self) -> None:
+        """Drop the report buffers (after the mechanism: the run's output needs the memory)."""
+        self._buffers = []
 
     def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
         if step.ask == "gradient":
             over = self._clipped(self.clip_norm)
-            true = self.model.agent_grads(step.model, self.design, self.clip_norm, over)
+            out = self._buffer(agents.size, step.model.size)
+            true = self.model.agent_grads(
+                step.model, self.design, self.clip_norm, over, out=out, agents=agents
+            )
             self._tally(self.gradient_clips, over, agents)
-            if agents.size != true.shape[0]:  # every agent (sorted, unique): no copy needed
-                true = true[agents]
             return self.population.apply(agents, true, "gradient", step.phase, self.rng)
         if step.ask == "loss":
             true = self._losses(step.model, agents)[agents]
@@ -236,7 +261,7 @@ def drive(mechanism_gen, answer):
     try:
         step = next(mechanism_gen)
         while True:
-            step = mechanism_gen.send(answer(step))
+            step = mechanism_gen.send(answer(step))  # no reference to the replies kept
     except StopIteration as stop:
         return stop.value
 

@@ -299,16 +299,33 @@ class _Path:
 class SharedRound:
     """What the documented extra round at w* gives every Phase II problem at once.
 
-    ``G_minus`` (K, n_params): sum_{j != k} p_j grad F_j(w*) for each k (rescaled to
-    weight 1 - p_k when reports were lost); ``L_f``: the largest reported gradient
-    norm (Theorem 1's gradient bound); ``complete``: every report arrived;
-    ``converged`` (K,): the stopping rule already holds at w* for problem k.
+    ``G0`` (K, n_params): each agent's reported gradient at w* (zero rows for those
+    that did not reply); ``g_all``: their weighted sum; ``scale`` (K,): problem k's
+    rescaling of the others' sum to weight 1 - p_k when reports were lost (1
+    otherwise); ``L_f``: the largest reported gradient norm (Theorem 1's gradient
+    bound); ``complete``: every report arrived; ``converged`` (K,): the stopping
+    rule already holds at w* for problem k. Problem k's first gradient,
+    sum_{j != k} p_j grad F_j(w*), is :meth:`others` (k): computed when asked,
+    so K of them are never held at once.
     """
 
-    G_minus: np.ndarray
+    G0: np.ndarray
+    g_all: np.ndarray
+    p: np.ndarray
+    scale: np.ndarray
     L_f: float
     complete: bool
     converged: np.ndarray
+
+    def others(self, k) -> np.ndarray:
+        """Return sum_{j != k} p_j grad F_j(w*) (rescaled) for problem k, or for an index array
+        of problems (rows), shape (n_params,) or (len(k), n_params)."""
+        if np.ndim(k) == 0:
+            return (self.g_all - self.p[k] * self.G0[k]) * self.scale[k]
+        return (self.g_all[None, :] - self.p[k, None] * self.G0[k]) * self.scale[k, None]
+
+
+SHARED_BLOCK = 1 << 15  # problems whose first gradients are formed at once (stopping rule)
 
 
 def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
@@ -316,13 +333,18 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
 
     Every Phase II problem starts at w_{-k}[0] = w* (Alg. 1, line 9), so one
     round serves them all, and the stopping rule (line 10) is checked for all k
-    at once from it. A sub-generator; returns a :class:`SharedRound`.
+    at once from it, in blocks of problems. A sub-generator; returns a
+    :class:`SharedRound`.
     """
     K, p, cfg = ctx.K, ctx.p, ctx.cfg
     r = yield Gather(w_star, ask="gradient", phase="phase1")
-    G0 = np.zeros((K, w_star.size))
-    G0[r.agents] = r.values
-    L_f = float(np.max(np.linalg.norm(r.values, axis=1))) if r.values.size else 0.0
+    if r.agents.size == K:  # every report (agents in order): keep the replies themselves
+        G0 = r.values
+    else:
+        G0 = np.zeros((K, w_star.size))
+        G0[r.agents] = r.values
+    norms = np.einsum("ij,ij->i", r.values, r.values) if r.values.size else np.zeros(0)
+    L_f = float(np.sqrt(norms.max())) if norms.size else 0.0
     g_all = p[r.agents] @ r.values
     complete = r.missing.size == 0
     weights = 1.0 - p
@@ -330,11 +352,15 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
     replied[r.agents] = True
     got = p[r.agents].sum() - np.where(replied, p, 0.0)
     scale = np.divide(weights, got, out=np.zeros(K), where=got > 0)
-    G_minus = (g_all[None, :] - p[:, None] * G0) * scale[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
-        converged = (grad_sq / (2.0 * weights * ctx.mu) <= p * cfg.epsilon) | (not complete)
-    return SharedRound(G_minus, L_f, complete, converged)
+    shared = SharedRound(G0, g_all, p, scale, L_f, complete, np.ones(K, dtype=bool))
+    if complete:
+        for lo in range(0, K, SHARED_BLOCK):
+            k = np.arange(lo, min(lo + SHARED_BLOCK, K))
+            G_minus = shared.others(k)
+            grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shared.converged[k] = grad_sq / (2.0 * weights[k] * ctx.mu) <= p[k] * cfg.epsilon
+    return shared
 
 
 @dataclass(eq=False)
@@ -364,7 +390,7 @@ def payment_problem(ctx: ServerContext, k: int, w_star, shared: SharedRound, eta
     L_f = 0.0
     while True:  # one attempt per step size
         path = _Path(ctx, k, others, eta2, T2, cfg.phase2_max_rounds - used, need_final, scale)
-        yield from path.run(w_star, shared.G_minus[k], shared.complete)
+        yield from path.run(w_star, shared.others(k), shared.complete)
         used += path.rounds
         L_f = max(L_f, path.L_f)
         if path.status != "diverging" or restarts >= MAX_RESTARTS:
@@ -422,9 +448,9 @@ def ffl(ctx: ServerContext):
         "gradient_bound_observed": L_f,  # max ||grad F_j|| reported at w* and in Phase II
         "payment_rule": cfg.payment_rule,
         "phase2_capped": capped,
-        "phase2_restarts": restarts.tolist(),
-        "phase2_eta2_final": eta_final.tolist(),
-        "payment_discretisation_error": disc.tolist(),
+        "phase2_restarts": restarts,
+        "phase2_eta2_final": eta_final,
+        "payment_discretisation_error": disc,
         "payment_discretisation_error_max": float(
             np.max(disc, initial=0.0, where=np.isfinite(disc))
         ),
@@ -435,8 +461,8 @@ def ffl(ctx: ServerContext):
         w_star,
         payments,
         phase1_rounds=T1,
-        phase2_rounds=rounds.tolist(),
-        phase2_per_agent=rounds.tolist(),
+        phase2_rounds=rounds,
+        phase2_per_agent=rounds,
         info=info,
     )
 

@@ -185,6 +185,7 @@ def with_repair(mechanism_gen, policy: Repair):
         while True:
             replies = yield from policy.gather(step)
             step = mechanism_gen.send(replies)
+            replies = None  # not held while the next step is answered (they can be K x p)
     except StopIteration as stop:
         outcome = stop.value
     acted = policy.policy != "reweight" and (policy.retries or policy.stale or policy.given_up)

@@ -59,6 +59,7 @@ def descend(
             w, agents=agents, ask="gradient", phase=phase, problem=problem, aggregate=weights
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
+        del r  # the replies can be large (K x p): not held while the next round is answered
         if not np.all(np.isfinite(w)):
             return w, t + 1, True
     return w, rounds, False
@@ -83,6 +84,7 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))
         w = w - eta1 * g
+        del r  # not held through the rest of Phase I
         done = 1
     # Alg. 1, lines 3-6: w[t+1] = w[t] - eta1 sum_k p_k grad F_k(w[t])
     w, ran, diverged = yield from descend(

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from edgesim.learning.models import Design, Model, Ridge, segment_sum
+from edgesim.learning.models import Design, Model, Ridge, as_float64, segment_sum
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism
 from edgesim.mechanisms.protocol import Gather
 
@@ -57,7 +57,7 @@ def _agent_grams(design: Design) -> np.ndarray:
     K, dp = design.K, design.Xa.shape[1]
     G = np.empty((K, dp, dp))
     for a0, a1, r0, r1 in design.blocks:
-        Xc = design.Xa[r0:r1]
+        Xc = as_float64(design.Xa[r0:r1])
         outer = (Xc[:, :, None] * Xc[:, None, :]).reshape(r1 - r0, dp * dp)
         G[a0:a1] = segment_sum(outer, design.starts[a0:a1] - r0, design.n_k[a0:a1]).reshape(
             a1 - a0, dp, dp
@@ -77,7 +77,16 @@ def _ridge_vcg(model: Ridge, design: Design, p: np.ndarray):
     """
     dp = design.Xa.shape[1]
     H = _agent_grams(design) + model.l2 * np.eye(dp)
-    b_k = segment_sum(design.Xa, design.starts, design.n_k, design.data.y) / design.n_k[:, None]
+    b_k = np.empty((design.K, dp))
+    y = design.data.y
+    for a0, a1, r0, r1 in design.blocks:
+        b_k[a0:a1] = segment_sum(
+            as_float64(design.Xa[r0:r1]),
+            design.starts[a0:a1] - r0,
+            design.n_k[a0:a1],
+            y[r0:r1].astype(np.float64, copy=False),
+        )
+    b_k /= design.n_k[:, None]
     A = np.einsum("k,kij->ij", p, H)
     b = p @ b_k
     w_o = np.linalg.solve(A, b)

@@ -61,7 +61,7 @@ from edgesim.network.availability import AlwaysOn
 from edgesim.network.compute import ComputeModel
 from edgesim.network.device import Device
 from edgesim.network.energy import EnergyMeter
-from edgesim.network.links import FixedLink, NoLoss, ShannonLink, Transfers
+from edgesim.network.links import FixedLink, NoLoss, ShannonLink, Transfers, constant
 from edgesim.network.secure_round import SecureRounds
 from edgesim.network.timeline import EventLog
 from edgesim.network.trace import Trace
@@ -381,8 +381,8 @@ class NetworkServer:
             attempts=np.ones(dev.size, dtype=np.int64),
             delivered=~lost,
             airtime_ns=per_cell[where],
-            latency_ns=np.full(dev.size, net.downlink.latency_ns, dtype=np.int64),
-            rto_ns=np.full(dev.size, net.downlink.rto_ns, dtype=np.int64),
+            latency_ns=constant(dev.size, net.downlink.latency_ns),
+            rto_ns=constant(dev.size, net.downlink.rto_ns),
         )
         return down, at_cell[where], int(cells.size)
 
@@ -766,6 +766,7 @@ class NetworkServer:
                 while True:
                     replies = yield from self.gather(step)
                     step = mechanism_gen.send(replies)
+                    replies = None  # not held while the next step is answered (K x p)
             except StopIteration as stop:
                 result["outcome"] = stop.value
 

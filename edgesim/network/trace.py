@@ -90,17 +90,17 @@ class Trace:
         counts = [c for c in COLUMNS if c not in ("phase", "round", "problem", "stage")]
         return {c: sum(self.rows[c]) for c in counts if not c.endswith("_s")}
 
-    def per_agent(self) -> dict[str, list]:
-        """Return per-agent totals (lists of K ints), for the JSON ``agents`` objects."""
+    def per_agent(self) -> dict[str, np.ndarray]:
+        """Return per-agent totals (int64 arrays of K), for the JSON ``agents`` objects."""
         e = self.every_agent
         return {
-            "messages_down": (self.agent_messages_down + e["messages"]).tolist(),
-            "messages_up": (self.agent_messages_up + e["messages"]).tolist(),
-            "bytes_down": (self.agent_bytes_down + e["bytes_down"]).tolist(),
-            "bytes_up": (self.agent_bytes_up + e["bytes_up"]).tolist(),
-            "transmissions": (self.agent_transmissions + e["messages"]).tolist(),
-            "lost": self.agent_lost.tolist(),
-            "cut": self.agent_cut.tolist(),
+            "messages_down": self.agent_messages_down + e["messages"],
+            "messages_up": self.agent_messages_up + e["messages"],
+            "bytes_down": self.agent_bytes_down + e["bytes_down"],
+            "bytes_up": self.agent_bytes_up + e["bytes_up"],
+            "transmissions": self.agent_transmissions + e["messages"],
+            "lost": self.agent_lost.copy(),
+            "cut": self.agent_cut.copy(),
         }
 
     def to_csv(self, path: str | Path | None = None) -> str:

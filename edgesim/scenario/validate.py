@@ -123,6 +123,12 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
     reading such a key is skipped (its value is only a stand-in default).
     """
     K = sc.agents.count
+    if sc.output.per_agent == "parquet" and not bad("output.per_agent"):
+        from edgesim.per_agent import parquet_problem
+
+        problem = parquet_problem()
+        if problem:
+            errors.append(ScenarioError("output.per_agent", problem))
     for i, s in enumerate(sc.agents.strategy):
         key = f"agents.strategy[{i}]"
         if not bad("agents.count", f"{key}.agent") and s.agent >= K:

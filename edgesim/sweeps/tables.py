@@ -54,7 +54,7 @@ def table(records: Iterable[dict], per_agent: bool = False) -> list[dict]:
             if rec.get("status") != "ok" or not result:
                 continue
             common = {**head, **swept, "seed": result.get("seed")}
-            for agent in result.get("agents", []):
+            for agent in _agents(rec, result):
                 rows.append({**common, **{f"agent.{k}": _cell(v) for k, v in agent.items()}})
             continue
         row = {**head, "status": rec.get("status"), "error": rec.get("error"), **swept}
@@ -65,6 +65,24 @@ def table(records: Iterable[dict], per_agent: bool = False) -> list[dict]:
                 row.setdefault(k, v)
         rows.append(row)
     return rows
+
+
+def _agents(rec: dict, result: dict) -> list[dict]:
+    """Return a run's agent objects: its JSON ``agents`` array, or its per-agent sidecar
+    (``per_agent.file``, beside the run's JSON in ``rec["folder"]``) when it wrote one."""
+    if result.get("agents"):
+        return result["agents"]
+    meta = result.get("per_agent") or {}
+    if not meta.get("file") or not rec.get("folder"):
+        return []
+    from edgesim import per_agent
+
+    path = Path(rec["folder"]) / meta["file"]
+    try:
+        cols = per_agent.read(path)
+    except (OSError, ValueError) as err:
+        raise SweepError("results", f"cannot read the per-agent sidecar {path}: {err}") from None
+    return per_agent.rows(cols, meta.get("strategy_labels") or ["truthful"])
 
 
 def columns_of(rows: list[dict]) -> list[str]:

@@ -182,13 +182,15 @@ def test_smoothness_is_found_when_ones_is_the_small_eigenvector():
     assert m.smoothness(des) == pytest.approx(exact + 0.01, rel=1e-6)
 
 
-@pytest.mark.parametrize("sizes", ["equal", "unequal"])
+@pytest.mark.parametrize("sizes", ["equal", "unequal", "fewer-than-features"])
 def test_batched_top_eigenvalue_matches_eigvalsh(sizes):
+    """Against LAPACK per agent; 'fewer-than-features' (3 rows in 6 dimensions) iterates on
+    the 3 x 3 Gram matrices X_k X_k^T, which share the top eigenvalue."""
     from edgesim.learning.models import batched_top_eigenvalue
 
     rng = np.random.default_rng(7)
     K, d = 300, 6
-    n_k = np.full(K, 9) if sizes == "equal" else rng.integers(3, 15, K)
+    n_k = {"equal": np.full(K, 9), "unequal": rng.integers(3, 15, K)}.get(sizes, np.full(K, 3))
     scales = rng.uniform(0.5, 2.0, (K, d))  # each agent its own spectrum
     Xa = rng.standard_normal((n_k.sum(), d)) * np.repeat(scales, n_k, axis=0)
     starts = np.concatenate([[0], np.cumsum(n_k)[:-1]])
@@ -196,7 +198,12 @@ def test_batched_top_eigenvalue_matches_eigvalsh(sizes):
         np.linalg.eigvalsh(Xa[s : s + n].T @ Xa[s : s + n] / n).max()
         for s, n in zip(starts, n_k, strict=True)
     )
-    assert batched_top_eigenvalue(Xa, starts, n_k) == pytest.approx(exact, rel=1e-6)
+    assert batched_top_eigenvalue(Xa, starts, n_k) == pytest.approx(exact, rel=1e-12)
+    # Stored in float32: the same as the float64 copy of the same values, in small blocks.
+    X32 = Xa.astype(np.float32)
+    blocks = _blocks_of(np.append(starts, n_k.sum()), 20)
+    wide = batched_top_eigenvalue(X32.astype(np.float64), starts, n_k, blocks=blocks)
+    assert batched_top_eigenvalue(X32, starts, n_k, blocks=blocks) == wide
 
 
 # ------------------------------------------------------------------- per-sample clipping
@@ -254,3 +261,56 @@ def test_clipped_losses_clip_each_sample_to_the_bound(kind):
         assert got[k] == pytest.approx(expect, rel=1e-12)
         assert clipped[k] == np.count_nonzero(per[rows] > B)
     assert 0 < clipped.sum() < data.n
+
+
+# ------------------------------------------------------------------- reports at scale
+
+
+def _many_blocks(data, model, rows=64):
+    """The design of ``data`` cut into row blocks of about ``rows`` rows (many blocks)."""
+    import dataclasses
+
+    return dataclasses.replace(model.design(data), blocks=_blocks_of(data.offsets, rows))
+
+
+def _blocks_of(offsets, rows):
+    from edgesim.learning import segments
+
+    old = segments.BLOCK_ROWS
+    segments.BLOCK_ROWS = rows
+    try:
+        return segments._row_blocks(np.asarray(offsets))
+    finally:
+        segments.BLOCK_ROWS = old
+
+
+@pytest.mark.parametrize("kind", ["ridge", "logistic"])
+def test_subset_reports_into_a_buffer_are_the_rows_of_all_reports(
+    kind, regression_data, classification_data
+):
+    data = regression_data if kind == "ridge" else classification_data
+    model = make_model(kind, 0.1, True, data.n_classes)
+    des = _many_blocks(data, model, rows=16)
+    w = 0.1 * np.random.default_rng(3).standard_normal(model.n_params(data.d))
+    full = model.agent_grads(w, des)
+    for agents in (np.array([1, 3]), np.arange(1, data.K), np.array([data.K - 1])):
+        buf = np.full((agents.size, w.size), np.nan)
+        got = model.agent_grads(w, des, out=buf, agents=agents)
+        assert got is buf and np.array_equal(got, full[agents])
+    shuffled = np.array([3, 1])  # unsorted: gathered from all
+    assert np.array_equal(model.agent_grads(w, des, agents=shuffled), full[shuffled])
+
+
+def test_reports_in_threads_are_the_same_bits(monkeypatch):
+    from tests.helpers import make_classification
+
+    data = make_classification(K=60, n=1200)
+    model = make_model("logistic", 0.1, True, data.n_classes)
+    des = _many_blocks(data, model, rows=4)
+    assert len(des.blocks) == 60  # one agent a block: 30 chunks of 2 for the threads
+    w = 0.1 * np.random.default_rng(5).standard_normal(model.n_params(data.d))
+    monkeypatch.setenv("EDGESIM_THREADS", "1")
+    one = model.agent_grads(w, des)
+    monkeypatch.setenv("EDGESIM_THREADS", "3")
+    monkeypatch.setattr("edgesim.learning.models.THREAD_CHUNK_BLOCKS", 2)
+    assert np.array_equal(model.agent_grads(w, des), one)

@@ -72,3 +72,32 @@ def test_gradient_bound_is_the_clip_norm_of_dp_ffl_unless_clip_norm_is_set(tmp_p
         alias["privacy"]["releases"][0]["sensitivity"],
         2 * 3.0 / (4 * min(a["n"] for a in alias["agents"])),
     )
+
+
+def test_report_buffers_are_reused_only_when_nobody_holds_the_reports():
+    """A round's (K, p) reports reuse an earlier round's buffer once nothing refers to it;
+    reports a mechanism still holds are never overwritten."""
+    from edgesim.agents import Population
+    from edgesim.learning.models import Ridge
+    from edgesim.mechanisms.driver import AgentSide
+    from edgesim.mechanisms.protocol import Gather
+    from tests.helpers import make_regression
+
+    data = make_regression(K=6)
+    model = Ridge(0.1)
+    side = AgentSide(model, model.design(data), Population(6), np.random.default_rng(0))
+    everyone = np.arange(6)
+    w1, w2, w3 = (np.full(model.n_params(data.d), v) for v in (0.1, 0.2, 0.3))
+    kept = side.reports(Gather(w1, ask="gradient"), everyone)
+    first = kept.copy()
+    second = side.reports(Gather(w2, ask="gradient"), everyone)
+    assert not np.shares_memory(kept, second)  # the first round's reports are still held
+    assert np.array_equal(kept, first)
+    del second
+    third = side.reports(Gather(w3, ask="gradient"), everyone)
+    assert not np.shares_memory(third, kept) and np.array_equal(kept, first)
+    assert len(side._buffers) == 2  # the second round's buffer, free again, was reused
+    assert np.array_equal(third, model.agent_grads(w3, side.design))
+    del third
+    some = side.reports(Gather(w1, ask="gradient"), np.array([0, 4]))
+    assert np.array_equal(some, first[[0, 4]]) and len(side._buffers) == 2

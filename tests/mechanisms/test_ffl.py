@@ -231,7 +231,7 @@ def test_diverging_phase2_restarts_at_a_smaller_step_and_matches_vcg_of_the_repo
         eta1=0.1 / L_g,
     )
     info = out.info
-    assert info["phase2_restarts"] == [1, 1, 1, 1, 0]
+    assert list(info["phase2_restarts"]) == [1, 1, 1, 1, 0]
     assert not info["diverged"] and info["phase2_capped"] == []
     theory_eta = 1 / ((1 - p) * L_g)
     final = np.array(info["phase2_eta2_final"])

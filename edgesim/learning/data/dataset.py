@@ -24,6 +24,8 @@ class FederatedDataset:
     ``X`` is (n, d) float64 without the intercept column (models append it);
     ``y`` is (n,) float64 for regression or int64 class labels in
     ``0..n_classes-1``; ``agent`` is (n,) int64, non-decreasing, in ``0..K-1``.
+    The synthetic source may store ``X`` and ``y`` in float32 (``data.precision``;
+    models convert row blocks to float64) and its regression ``agent`` in int32.
     The ``*_test`` arrays follow the same layout (an agent may have no test
     samples). ``n_classes`` is 0 for regression.
     """

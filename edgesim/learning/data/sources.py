@@ -58,21 +58,48 @@ def _test_per_agent(cfg: DataConfig, K: int) -> int:
 
 
 _BLOCK_ROWS = 1 << 14
+#: ``data.precision = "auto"`` stores the synthetic samples in float32 once their float64
+#: features (with the intercept column) would take more than this many bytes.
+PRECISION_AUTO_BYTES = 2 * 2**30
 
 
-def _gather_add(X: np.ndarray, table: np.ndarray, idx: np.ndarray) -> None:
-    """In place ``X[i] += table[idx[i]]``, in row blocks so temporaries stay small."""
-    for lo in range(0, X.shape[0], _BLOCK_ROWS):
-        X[lo : lo + _BLOCK_ROWS] += table[idx[lo : lo + _BLOCK_ROWS]]
+def storage_dtype(cfg: DataConfig, n: int, d: int) -> type:
+    """Return the dtype the synthetic source stores ``n`` samples of ``d`` features in.
+
+    ``data.precision``: ``float64``, ``float32``, or ``auto`` (float32 once the float64
+    features with the intercept column, ``8 n (d + 1)`` bytes, exceed
+    :data:`PRECISION_AUTO_BYTES`). Returns ``np.float64`` or ``np.float32``.
+    """
+    if cfg.precision == "auto":
+        return np.float32 if 8 * n * (d + 1) > PRECISION_AUTO_BYTES else np.float64
+    return np.float32 if cfg.precision == "float32" else np.float64
 
 
-def _row_dots(X: np.ndarray, table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``out[i] = X[i] . table[idx[i]]``, shape (n,), in row blocks."""
-    out = np.empty(X.shape[0])
-    for lo in range(0, X.shape[0], _BLOCK_ROWS):
-        sl = slice(lo, lo + _BLOCK_ROWS)
-        out[sl] = np.einsum("ij,ij->i", X[sl], table[idx[sl]])
-    return out
+def _with_ones(m: int, d: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Return an (m, d + 1) array whose last column is ones, and its first d columns (a view).
+
+    The source fills the view; a model with an intercept then uses the whole array as its
+    design instead of copying the features (``Design.of``).
+    """
+    full = np.empty((m, d + 1), dtype=dtype)
+    full[:, d] = 1.0
+    return full, full[:, :d]
+
+
+def _draw_rows(rng: np.random.Generator, X: np.ndarray, fill) -> None:
+    """Fill ``X`` (m, d) with standard normal rows, block by block, then ``fill(X_block, rows)``.
+
+    The draws are the same numbers, in the same order, as one ``rng.standard_normal((m, d))``
+    (the generator draws each value in turn), so a block-by-block source gives the same
+    data as a materialised one; ``fill`` sees each float64 block before it is stored in
+    ``X``'s dtype.
+    """
+    m, d = X.shape
+    for lo in range(0, m, _BLOCK_ROWS):
+        hi = min(lo + _BLOCK_ROWS, m)
+        block = rng.standard_normal((hi - lo, d))
+        fill(block, slice(lo, hi))
+        X[lo:hi] = block
 
 
 def _equal_sizes(n: int, K: int, rng: np.random.Generator) -> np.ndarray:
@@ -82,7 +109,13 @@ def _equal_sizes(n: int, K: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+    """Gaussian classes (classification) or per-agent linear models (regression).
+
+    Samples are drawn block by block into their storage (``data.precision``), so no
+    float64 copy of the whole set is ever held.
+    """
     d, n, t = cfg.features, cfg.samples, _test_per_agent(cfg, K)
+    dtype = storage_dtype(cfg, n, d)
     pcfg = cfg.partition
     m = pcfg.min_samples
     if n < m * K:
@@ -90,20 +123,23 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
     if task == "classification":
         C = cfg.classes
         means = cfg.separation * rng.standard_normal((C, d))
-        y = rng.integers(0, C, size=n)
-        X = rng.standard_normal((n, d))
-        _gather_add(X, means, y)
-        y_test = rng.integers(0, C, size=K * t)
-        X_test = rng.standard_normal((K * t, d))
-        _gather_add(X_test, means, y_test)
+        parts = []
+        for rows in (n, K * t):
+            y = rng.integers(0, C, size=rows)
+            full, X = _with_ones(rows, d, dtype)
+            _draw_rows(rng, X, lambda b, sl, y=y: b.__iadd__(means[y[sl]]))
+            parts += [full, y]
+        (full, y), (full_test, y_test) = parts[:2], parts[2:]
         agent, agent_test = _assign(y, y_test, K, C, pcfg, rng)
+        grouped = []
+        for f, lab, a in ((full, y, agent), (full_test, y_test, agent_test)):
+            order = np.argsort(a, kind="stable")  # rows grouped by agent, as from_arrays does
+            grouped += [f[order][:, :d], lab[order], a[order]]
         text = (
             f"synthetic classification: n={n}, d={d}, {C} classes, K={K}, "
             f"partition {_partition_text(pcfg)}"
         )
-        return FederatedDataset.from_arrays(
-            X, y, agent, K, C, X_test, y_test, agent_test, description=text
-        )
+        return FederatedDataset(*grouped, K, C, text)
     w0 = rng.standard_normal(d)
     b0 = rng.standard_normal()
     W = w0 + cfg.heterogeneity * rng.standard_normal((K, d))
@@ -115,16 +151,26 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
         sizes = _equal_sizes(n, K, rng)
         split = "equal sizes"
     parts = []
-    for agent in (np.repeat(np.arange(K, dtype=np.int64), sizes), np.repeat(np.arange(K), t)):
-        X = rng.standard_normal((agent.size, d))
-        _gather_add(X, M, agent)
-        y = _row_dots(X, W, agent) + b0
-        y += cfg.noise_std * rng.standard_normal(agent.size)
-        parts += [X, y, agent]
+    index = np.arange(K, dtype=np.int32 if K < 2**31 else np.int64)  # int32: half the bytes
+    for agent in (np.repeat(index, sizes), np.repeat(index, t)):
+        full, X = _with_ones(agent.size, d, dtype)
+        y = np.empty(agent.size)
+
+        def fill(block, sl, agent=agent, y=y):
+            block += M[agent[sl]]
+            y[sl] = np.einsum("ij,ij->i", block, W[agent[sl]]) + b0
+
+        _draw_rows(rng, X, fill)
+        for lo in range(0, agent.size, _BLOCK_ROWS):  # the label noise, after every feature
+            hi = min(lo + _BLOCK_ROWS, agent.size)
+            y[lo:hi] += cfg.noise_std * rng.standard_normal(hi - lo)
+        parts += [X, y.astype(dtype, copy=False), agent]
     text = (
         f"synthetic regression: n={n}, d={d}, K={K}, heterogeneity={cfg.heterogeneity:g}, "
         f"noise_std={cfg.noise_std:g}, {split}"
     )
+    if dtype is np.float32:
+        text += ", stored in float32"
     X, y, agent, X_test, y_test, agent_test = parts
     return FederatedDataset(X, y, agent, X_test, y_test, agent_test, K, 0, text)
 
