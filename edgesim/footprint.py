@@ -13,7 +13,8 @@ with coefficients measured on the runs of ``analysis/benchmarks/bench_memory.py`
 - ``interpreter``: Python with numpy, scipy, simpy and networkx imported;
 - ``data``: the training and test rows, each held as X (d floats), the
   design matrix Xa (d + 1 floats with the intercept), the label and the agent
-  index;
+  index; the synthetic source draws its rows into the design itself (one copy,
+  in float32 under ``data.precision``, with an int32 agent index for regression);
 - ``rounds``: per-round arrays of the mechanism: a few (K, n_params)
   arrays (reports, the shared first Phase II round), a few (n,) per-row arrays
   (residuals, losses, norms) and the cache-sized row blocks;
@@ -24,7 +25,8 @@ with coefficients measured on the runs of ``analysis/benchmarks/bench_memory.py`
   process and its events per device for ``events``;
 - ``output``: the per-agent records of the result (Python dicts and floats,
   about 2.3 kB per agent, more with a network, whose per-device counters they carry);
-  the JSON is streamed to its file, not held.
+  with ``output.per_agent`` a sidecar, numpy columns instead (about 240 bytes per
+  agent, and the per-row losses behind them); the JSON is streamed to its file, not held.
 
 The peak is the interpreter, the data and the network, plus the larger of the
 mechanism's transient arrays and the output. ``peak <= estimate <= 1.5 peak``
@@ -47,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from edgesim.errors import ScenarioError
-from edgesim.learning.data.sources import _test_per_agent
+from edgesim.learning.data.sources import _test_per_agent, storage_dtype
 from edgesim.learning.segments import BLOCK_ROWS
 from edgesim.mechanisms.vcg import RIDGE_BATCH_MAX
 from edgesim.scenario import Scenario
@@ -62,6 +64,8 @@ INTERPRETER_BYTES = 110 * MiB
 OUTPUT_BYTES_PER_AGENT = 2400
 #: ... and the per-device network counters they gain with one.
 OUTPUT_NETWORK_BYTES_PER_AGENT = 1300
+#: ... or, with ``output.per_agent`` a sidecar (or none), its columns (about 30 numbers each).
+SIDECAR_BYTES_PER_AGENT = 30 * FLOAT
 #: Per-device state of the ``events`` fidelity (SimPy process, inbox, events), measured.
 EVENTS_BYTES_PER_DEVICE = 1700
 #: Per-device arrays of the ``batched`` fidelity and of the mechanism's counters.
@@ -172,8 +176,13 @@ def estimate(sc: Scenario) -> Footprint:
     dprime = d + (1 if sc.model.intercept else 0)
     n_params = dprime * max(classes, 1)
     rows = n + n_test
-    x_copies = d + (dprime if sc.model.intercept else 0)
-    data = rows * (x_copies + 2) * FLOAT
+    if sc.data.source == "synthetic":  # drawn into the design itself: one (rows, d + 1) array
+        item = np.dtype(storage_dtype(sc.data, n, d)).itemsize
+        index = 4 if classes == 0 else FLOAT  # the regression's agent index is int32
+        data = rows * ((d + 1) * item + item + index)
+    else:
+        x_copies = d + (dprime if sc.model.intercept else 0)
+        data = rows * (x_copies + 2) * FLOAT
     # Per-row work arrays (residuals, losses, norms), per-class scores for softmax.
     per_row = n * (6 + 2 * classes) * FLOAT
     mech = sc.mechanism
@@ -191,7 +200,9 @@ def estimate(sc: Scenario) -> Footprint:
         per_device += ENERGY_BYTES_PER_DEVICE
     network = K * per_device
     per_agent = OUTPUT_BYTES_PER_AGENT + (OUTPUT_NETWORK_BYTES_PER_AGENT if per_device else 0)
-    output = K * per_agent
+    if sc.output.per_agent != "json":  # numpy columns, and the per-row losses behind them
+        per_agent = SIDECAR_BYTES_PER_AGENT
+    output = K * per_agent + (0 if sc.output.per_agent == "json" else n * FLOAT)
     parts = {
         "interpreter": INTERPRETER_BYTES,
         "data": data,

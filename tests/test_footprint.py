@@ -37,10 +37,21 @@ def test_data_part_counts_every_copy_of_every_row():
     # auto test set: min(200, 200000 // K = 10, bytes cap) = 10 rows per agent
     n, n_test = 200_000, 20_000 * min(200, 10, SYNTHETIC_TEST_BYTES // (8 * 20 * 20_000))
     fp = footprint.estimate(sc)
-    # X (20 floats), Xa with the intercept (21), y and the agent index, for both sets
-    assert fp.parts["data"] == (n + n_test) * (20 + 21 + 2) * 8
+    # The synthetic source draws into the design: one (rows, 21) array, y, an int32 agent index
+    assert fp.parts["data"] == (n + n_test) * (21 * 8 + 8 + 4)
     no_intercept = footprint.estimate(_scenario(model={"intercept": False}))
-    assert no_intercept.parts["data"] == (n + n_test) * (20 + 2) * 8
+    assert no_intercept.parts["data"] == fp.parts["data"]
+    compact = footprint.estimate(_scenario(data={"precision": "float32"}))
+    assert compact.parts["data"] == (n + n_test) * (21 * 4 + 4 + 4)
+    # ... and that is what the data and the design hold, counted array by array.
+    from edgesim.simulate import Simulation
+
+    sim = Simulation(_scenario(data={"precision": "float32"}))
+    D, held = sim.data, {}
+    for a in (sim.design.Xa, sim.design.Xa_test, D.X, D.X_test, D.y, D.y_test, D.agent, D.agent_test):
+        base = a if a.base is None else a.base
+        held[id(base)] = base.nbytes
+    assert sum(held.values()) == compact.parts["data"]
 
 
 def test_parts_follow_the_options_that_cost_memory():
@@ -113,8 +124,9 @@ def test_bad_override_is_bad_input(tmp_path, monkeypatch, capsys):
 
 
 def _too_big(tmp_path):
-    # valid (10 samples per agent) but 10^7 rows of 200 features: about 30 GiB of data
-    text = "[agents]\ncount = 1000000\n[data]\nsamples = 10000000\nfeatures = 200\n"
+    # valid (10 samples per agent) but 10^7 rows of 800 features: about 33 GiB of data even
+    # in float32 (data.precision = 'auto' stores them so)
+    text = "[agents]\ncount = 1000000\n[data]\nsamples = 10000000\nfeatures = 800\n"
     text += "[model]\nkind = 'ridge'\n[network]\nfidelity = 'batched'\n"
     return write(tmp_path, text)
 

@@ -18,8 +18,6 @@ Python loop over agents.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -29,8 +27,11 @@ from scipy.special import log_softmax
 from edgesim.learning.data import FederatedDataset
 from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     BLOCK_ROWS,
+    THREAD_CHUNK_BLOCKS,
     _row_blocks,
     batched_top_eigenvalue,
+    gradient_threads,
+    in_threads,
     segment_sum,
 )
 
@@ -142,48 +143,6 @@ def by_row_blocks(n: int, per_block) -> np.ndarray:
         sl = slice(lo, lo + BLOCK_ROWS)
         out[sl] = per_block(sl)
     return out
-
-
-#: Row blocks a thread takes at a time, and the fewest blocks worth threads at all.
-THREAD_CHUNK_BLOCKS = 16
-
-
-def gradient_threads() -> int:
-    """Return how many threads compute the agents' gradients: ``EDGESIM_THREADS``, else the
-    CPUs this process may use (at most 8). Blocks are independent, so any count gives
-    the same bits."""
-    env = os.environ.get("EDGESIM_THREADS", "")
-    if env.strip().isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
-
-
-_POOL: dict[int, ThreadPoolExecutor] = {}
-
-
-def in_threads(work, n_blocks: int) -> None:
-    """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among threads.
-
-    numpy releases the GIL in the blocks' products and copies, so the agents' gradients
-    (the largest cost of a run at K = 10^6 and beyond) use every core. Each block's
-    result depends on that block only: any split gives the same bits. Returns nothing;
-    a worker's exception is raised here.
-    """
-    threads = gradient_threads()
-    if threads == 1 or n_blocks < 2 * THREAD_CHUNK_BLOCKS:
-        work(0, n_blocks)
-        return
-    pool = _POOL.get(threads)
-    if pool is None:
-        pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="edgesim-grad")
-    chunks = range(0, n_blocks, THREAD_CHUNK_BLOCKS)
-    futures = [pool.submit(work, lo, min(lo + THREAD_CHUNK_BLOCKS, n_blocks)) for lo in chunks]
-    for f in futures:
-        f.result()
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:

@@ -8,6 +8,9 @@ agents, and never with an (n, m) temporary larger than a cache-sized block.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy.sparse import csr_matrix
 
@@ -32,6 +35,50 @@ def _row_blocks(offsets: np.ndarray) -> tuple:
         for a0, a1 in zip(cuts[:-1], cuts[1:], strict=True)
         if a1 > a0
     )
+
+
+#: Row blocks a thread takes at a time, and the fewest blocks worth threads at all.
+THREAD_CHUNK_BLOCKS = 16
+
+
+def gradient_threads() -> int:
+    """Return how many threads compute the agents' gradients: ``EDGESIM_THREADS``, else the
+    CPUs this process may use (at most 8). Blocks are independent, so any count gives
+    the same bits."""
+    env = os.environ.get("EDGESIM_THREADS", "")
+    if env.strip().isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus))
+
+
+_POOL: dict[int, ThreadPoolExecutor] = {}
+
+
+def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
+    """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among threads
+    (``chunk`` blocks a task, default :data:`THREAD_CHUNK_BLOCKS`).
+
+    numpy releases the GIL in the blocks' products and copies, so the agents' gradients
+    (the largest cost of a run at K = 10^6 and beyond) use every core. Each block's
+    result depends on that block only: any split gives the same bits. Returns nothing;
+    a worker's exception is raised here.
+    """
+    threads = gradient_threads()
+    chunk = THREAD_CHUNK_BLOCKS if chunk is None else chunk
+    if threads == 1 or n_blocks < 2 * chunk:
+        work(0, n_blocks)
+        return
+    pool = _POOL.get(threads)
+    if pool is None:
+        pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="edgesim-grad")
+    chunks = range(0, n_blocks, chunk)
+    futures = [pool.submit(work, lo, min(lo + chunk, n_blocks)) for lo in chunks]
+    for f in futures:
+        f.result()
 
 
 def segment_sum(
@@ -92,15 +139,23 @@ def batched_top_eigenvalue(
     # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
     # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
     rng = np.random.default_rng(12345)
-    top = 0.0
-    for a0, a1, r0, r1 in _merged(blocks, EIGEN_BLOCK_ROWS):
-        Xb = Xa[r0:r1] if Xa.dtype == np.float64 else Xa[r0:r1].astype(np.float64)
-        v = rng.standard_normal((a1 - a0, dprime))
-        v /= np.linalg.norm(v, axis=1, keepdims=True)
-        top = max(
-            top, _block_top(Xb, v, starts[a0:a1] - r0, n_k[a0:a1], c if equal else 0, iterations)
-        )
-    return top
+    merged = _merged(blocks, EIGEN_BLOCK_ROWS)
+    tops = np.zeros(len(merged))
+    step = max(1, gradient_threads())
+    for first in range(0, len(merged), step):  # start vectors drawn in block order, then iterated
+        group = merged[first : first + step]
+        vs = [rng.standard_normal((a1 - a0, dprime)) for a0, a1, _, _ in group]
+
+        def one(i: int, _: int, group=group, vs=vs, first=first) -> None:
+            a0, a1, r0, r1 = group[i]
+            Xb = Xa[r0:r1] if Xa.dtype == np.float64 else Xa[r0:r1].astype(np.float64)
+            v = vs[i]
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            k = c if equal else 0
+            tops[first + i] = _block_top(Xb, v, starts[a0:a1] - r0, n_k[a0:a1], k, iterations)
+
+        in_threads(one, len(group), chunk=1)
+    return float(tops.max(initial=0.0))
 
 
 EIGEN_BLOCK_ROWS = 1 << 16  # rows per block of the power iteration (its state stays in cache)

@@ -218,10 +218,13 @@ class Link:
                 latency_ns=constant(m, self.latency_ns),
                 rto_ns=constant(m, self.rto_ns),
             )
-        attempts = np.zeros(m, dtype=np.int64)
-        delivered = np.zeros(m, dtype=bool)
-        trying = np.arange(m)
-        for _ in range(self.arq_max_retries + 1):
+        # The first transmission of every message: the same draws as the loop's first pass,
+        # without gathering all m endpoints through an index.
+        lost = np.asarray(self.loss.lost(e, rng), dtype=bool)
+        attempts = np.ones(m, dtype=np.int64)
+        delivered = ~lost
+        trying = np.flatnonzero(lost)
+        for _ in range(self.arq_max_retries):
             if trying.size == 0:
                 break
             attempts[trying] += 1

@@ -644,13 +644,16 @@ class NetworkServer:
             up_transmissions = up.transmissions
             retrans = plan.down_retransmissions + up_transmissions - senders.size
             lost = plan.down_lost + up.dropped
-            tr.agent_messages_down[agents] += 1
-            tr.agent_messages_up[agents[senders]] += 1
-            tr.agent_bytes_down[agents] += np.asarray(down_bytes, dtype=np.int64)
-            tr.agent_bytes_up[agents[senders]] += sent_up
-            tr.agent_transmissions[agents[senders]] += up.attempts
+            # To everyone (agents 0..K-1 in order): an agent's index is its position.
+            who = slice(None) if agents is self.everyone else agents
+            sent_by = senders if agents is self.everyone else agents[senders]
+            tr.agent_messages_down[who] += 1
+            tr.agent_messages_up[sent_by] += 1
+            tr.agent_bytes_down[who] += np.asarray(down_bytes, dtype=np.int64)
+            tr.agent_bytes_up[sent_by] += sent_up
+            tr.agent_transmissions[sent_by] += up.attempts
             tr.agent_lost[agents[~plan.received]] += 1
-            tr.agent_lost[agents[senders[~up.delivered]]] += 1
+            tr.agent_lost[sent_by[~up.delivered]] += 1
             tr.agent_cut[agents[cut]] += 1
         n_cut = 0 if plan.steady else int(cut.sum())
         senders_n = int(plan.sending.sum()) if not plan.steady else m
