@@ -1,4 +1,10 @@
-"""One run of a scenario: data, agents, mechanism, references, and the JSON output contract."""
+"""One run of a scenario: data, agents, mechanism, references, and the JSON output contract.
+
+Over 500 lines on purpose: the output contract is filled in one place, field by
+field, beside the run that produces it (the per-agent part in both its forms, the
+``agents`` array and the sidecar columns of :mod:`edgesim.per_agent`), so that a
+reader checks a field against its source in one file.
+"""
 
 from __future__ import annotations
 

@@ -48,7 +48,16 @@ def test_data_part_counts_every_copy_of_every_row():
 
     sim = Simulation(_scenario(data={"precision": "float32"}))
     D, held = sim.data, {}
-    for a in (sim.design.Xa, sim.design.Xa_test, D.X, D.X_test, D.y, D.y_test, D.agent, D.agent_test):
+    for a in (
+        sim.design.Xa,
+        sim.design.Xa_test,
+        D.X,
+        D.X_test,
+        D.y,
+        D.y_test,
+        D.agent,
+        D.agent_test,
+    ):
         base = a if a.base is None else a.base
         held[id(base)] = base.nbytes
     assert sum(held.values()) == compact.parts["data"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -75,13 +76,26 @@ def test_results_per_agent_reads_the_json_or_the_sidecar(tmp_path, capsys):
     assert "agent.phase2_rounds" in tables["side"][0]
 
 
-def test_none_keeps_the_summaries_only_and_parquet_needs_pyarrow(tmp_path, capsys):
+def test_none_keeps_the_summaries_only(tmp_path, capsys):
     none = _run(tmp_path, "none", "none", capsys)
     assert none["per_agent"]["file"] is None and not list(tmp_path.glob("*.agents.*"))
     assert none["per_agent"]["summary"]["payment"]["count"] == 6
-    if per_agent.parquet_problem() is None:
-        pytest.skip("pyarrow is installed here: the refusal cannot be seen")
-    capsys.readouterr()
+
+
+def test_parquet_sidecar_reads_back_as_the_npz_one(tmp_path, capsys):
+    pytest.importorskip("pyarrow")  # in the dev extra: CI has it
+    side = _run(tmp_path, "side", "npz", capsys)
+    pq = _run(tmp_path, "pq", "parquet", capsys)
+    assert pq["per_agent"]["file"] == "pq.agents.parquet"
+    a = per_agent.read(tmp_path / side["per_agent"]["file"])
+    b = per_agent.read(tmp_path / pq["per_agent"]["file"])
+    assert list(a) == list(b)
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=a[name].dtype.kind == "f"), name
+
+
+def test_parquet_without_pyarrow_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
     rc = main(["run", "--set", "output.per_agent=parquet", "--json", str(tmp_path / "p.json")])
     err = capsys.readouterr().err
     assert rc == 2 and "output.per_agent" in err and len(err.strip().splitlines()) == 1

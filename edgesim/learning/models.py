@@ -14,6 +14,10 @@ mean per-sample loss over agent k's samples. Per-agent quantities are computed
 for all agents in one call with segment sums (``np.add.reduceat`` over the
 agent blocks of a :class:`~edgesim.learning.data.FederatedDataset`), never a
 Python loop over agents.
+
+Over 500 lines on purpose: the two models share the block machinery of
+:class:`Model` (float32 rows converted block by block, reports into reused
+buffers, subsets, threads), and splitting them would scatter that contract.
 """
 
 from __future__ import annotations
