@@ -15,7 +15,7 @@ with coefficients measured on the runs of ``analysis/benchmarks/bench_memory.py`
   design matrix Xa (d + 1 floats with the intercept), the label and the agent
   index; the synthetic source draws its rows into the design itself (one copy,
   in float32 under ``data.precision``, with an int32 agent index for regression);
-- ``rounds``: per-round arrays of the mechanism: a few (K, n_params)
+- ``rounds``: per-round arrays of the mechanism: two (K, n_params)
   arrays (reports, the shared first Phase II round), a few (n,) per-row arrays
   (residuals, losses, norms) and the cache-sized row blocks;
 - ``exact VCG``: the batched ridge reference's K Gram matrices (three
@@ -186,7 +186,9 @@ def estimate(sc: Scenario) -> Footprint:
     # Per-row work arrays (residuals, losses, norms), per-class scores for softmax.
     per_row = n * (6 + 2 * classes) * FLOAT
     mech = sc.mechanism
-    rounds = 4 * K * n_params * FLOAT + per_row + 6 * BLOCK_ROWS * n_params * FLOAT
+    # Two (K, n_params) arrays: a round's reports (one reused buffer) and the previous
+    # round's or the shared Phase II round's, still held while the next is computed.
+    rounds = 2 * K * n_params * FLOAT + per_row + 6 * BLOCK_ROWS * n_params * FLOAT
     vcg = 0
     if mech.exact_vcg and K > 1:
         batched = sc.model.kind == "ridge" and K * dprime**2 <= RIDGE_BATCH_MAX

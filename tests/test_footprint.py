@@ -213,3 +213,21 @@ def test_no_shipped_scenario_is_refused_on_a_24_gib_machine():
 def test_estimate_is_json_friendly():
     fp = footprint.estimate(_scenario())
     assert json.loads(json.dumps(fp.parts)) == fp.parts
+
+
+def test_ten_million_agents_fit_a_24_gib_machine():
+    """The scale benchmark's run at K = 10^7 (float32 samples, npz sidecar) peaked at 17.1 GB
+    (analysis/benchmarks/bench_scale.py): the estimate covers it within 1.5x, under 24 GiB."""
+    K = 10**7
+    sc = scn.from_dict(
+        {
+            "data": {"source": "synthetic", "samples": 10 * K, "features": 20},
+            "agents": {"count": K},
+            "model": {"kind": "ridge", "l2": 10.0},
+            "mechanism": {"kind": "ffl", "exact_vcg": False},
+            "network": {"fidelity": "batched"},
+            "output": {"local_baseline": False, "per_agent": "npz"},
+        }
+    )
+    total = footprint.estimate(sc).total
+    assert 17.1e9 <= total <= 1.5 * 17.1e9 and total < 24 * GiB
