@@ -338,7 +338,8 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
     """
     K, p, cfg = ctx.K, ctx.p, ctx.cfg
     r = yield Gather(w_star, ask="gradient", phase="phase1")
-    if r.agents.size == K:  # every report (agents in order): keep the replies themselves
+    if r.agents.size == K and bool(np.all(r.agents[1:] > r.agents[:-1])):
+        # every report, agents in order (row k is agent k): keep the replies themselves
         G0 = r.values
     else:
         G0 = np.zeros((K, w_star.size))
