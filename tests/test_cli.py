@@ -438,7 +438,10 @@ def test_validate_reports_sweep_run_counts(tmp_path, capsys):
 
 def test_results_and_plot_bad_input(tmp_path, capsys):
     code, _, err = cli(capsys, "results", tmp_path / "none")
-    assert code == 2 and "not a folder" in err
+    assert code == 2 and "neither a folder" in err and "nor a run's JSON file" in err
+    (tmp_path / "other.json").write_text("[1, 2]")
+    code, _, err = cli(capsys, "results", tmp_path / "other.json")
+    assert code == 2 and "is not the JSON of `edgesim run --json`" in err
     code, _, err = cli(capsys, "results", tmp_path)
     assert code == 2 and "no results.jsonl" in err
     p = write(tmp_path, SWEEP)
