@@ -331,7 +331,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         iterations={
             "phase1": out.phase1_rounds,
             "phase2_total": int(np.sum(out.phase2_rounds, dtype=np.int64)),
-            "phase2_per_agent": _per_agent(out.phase2_per_agent, mrun.participants, K),
+            "phase2_per_agent": _spread(out.phase2_per_agent, mrun.participants, K, fill=0),
             "phase2_problems": len(out.phase2_rounds),
         },
         communication={
@@ -438,7 +438,7 @@ def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     K = sim.data.K
     columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
     network_cols = {
-        n: _per_agent(v, mrun.participants, K).tolist() for n, v in network_cols.items()
+        n: _spread(v, mrun.participants, K, fill=0).tolist() for n, v in network_cols.items()
     }
     inside = np.zeros(K, dtype=bool)
     inside[mrun.participants] = True
@@ -574,8 +574,3 @@ def _best_response(sim: Simulation, br) -> dict:
     res["agent"] = br.agent
     res["objective_kind"] = br.objective
     return res
-
-
-def _per_agent(values, participants: np.ndarray, K: int) -> np.ndarray:
-    """Return K numbers (ints stay ints): ``values`` at the participants' ids, else 0 (all 0: none)."""
-    return _spread(values, participants, K, fill=0)
