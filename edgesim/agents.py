@@ -153,6 +153,11 @@ class Population:
                 self._groups.append(s)
             self._label[k] = index[key]
 
+    @property
+    def all_truthful(self) -> bool:
+        """Whether every agent reports its true values (no strategy transforms a report)."""
+        return not self._groups
+
     def strategy(self, k: int) -> Strategy:
         """Return agent ``k``'s strategy."""
         return self.assigned.get(k, TRUTHFUL)

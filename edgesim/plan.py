@@ -16,8 +16,12 @@ predicts from the mechanism's own rules, without running it:
 - the wall time of the mechanism: the gradient rounds times the time of one
   all-agents gradient, measured here (best of three), plus the messages times
   the driver's cost per message, measured by a short calibration (a few FedAvg
-  rounds on the same data and network). The references computed after the
-  run (exact VCG, local learning, a best-response search) are not included.
+  rounds on the same data and network). Rounds whose weighted sum is formed
+  from the data's moments (ridge's Phase I with truthful, unclipped, open
+  reports: :meth:`~edgesim.mechanisms.driver.AgentSide.answer`) cost one
+  pass for the moments, measured, instead of a gradient each. The references
+  computed after the run (exact VCG, local learning, a best-response search)
+  are not included.
 
 With ``phase2_check = true`` FFL's problems run *at least* T2 rounds, then
 until the stopping rule holds: the plan says so. Lost replies do not change
@@ -35,7 +39,7 @@ import time
 import numpy as np
 
 from edgesim import theory
-from edgesim.mechanisms.base import clip_norm
+from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
@@ -58,11 +62,23 @@ def _gradient_time(sim: Simulation, ctx, design) -> float:
     return best
 
 
-def _message_time(sim: Simulation, t_grad: float) -> float:
+def _moments_time(sim: Simulation, ctx, design) -> float | None:
+    """Return the wall seconds of the gradient moments when the run's descent rounds sum
+    from them (ridge, truthful agents, open unclipped reports), else None."""
+    cfg = ctx.cfg
+    if clip_norm(cfg) is not None or secure_aggregation(cfg) or not sim.population.all_truthful:
+        return None
+    t0 = time.perf_counter()
+    found = sim.model.gradient_moments(design, ctx.p)
+    return None if found is None else time.perf_counter() - t0
+
+
+def _message_time(sim: Simulation, reports_s: float) -> float:
     """Return the wall seconds per message (each way) of the scenario's network, measured.
 
     Runs CALIBRATION_ROUNDS rounds of FedAvg on the same data and network and
-    takes away the gradients' share: what remains is the driver's cost per message.
+    takes away the reports' share, ``reports_s`` (their gradients, or the moments'
+    pass when the rounds sum from it): what remains is the driver's cost per message.
     """
     sc = sim.scenario
     mech = dataclasses.replace(
@@ -75,7 +91,7 @@ def _message_time(sim: Simulation, t_grad: float) -> float:
     run = short.run_mechanism()
     elapsed = time.perf_counter() - t0
     messages = run.counters.messages_down + run.counters.messages_up
-    return max(elapsed - CALIBRATION_ROUNDS * t_grad, 0.0) / max(messages, 1)
+    return max(elapsed - reports_s, 0.0) / max(messages, 1)
 
 
 def _phase1_rounds(sim: Simulation, ctx, design) -> int:
@@ -94,7 +110,7 @@ def _counts(sim: Simulation, ctx, design) -> dict:
     out: dict = {"T1": None, "T2": None, "problems": 0, "clusters": None, "notes": []}
     if kind == "fedavg":
         T1 = _phase1_rounds(sim, ctx, design)
-        out.update(T1=T1, grad=(T1, K * T1), loss=(0, 0, 0))
+        out.update(T1=T1, grad=(T1, K * T1), loss=(0, 0, 0), summed=T1)
     elif kind == "ffl":
         T1 = _phase1_rounds(sim, ctx, design)
         T2 = cfg.phase2_rounds
@@ -110,6 +126,7 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         exchanges = T1 + 1 + problems * max(per, 0)
         messages = K * T1 + K + problems * (K - 1) * max(per, 0)
         out.update(T1=T1, T2=T2, problems=problems, grad=(exchanges, messages), loss=(0, 0, 0))
+        out["summed"] = T1  # Phase I; the shared round and Phase II form the reports
         rounds2 = max(per, 0) if problems else 0  # parallel: one exchange per round, to all K
         out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
     elif kind == "dp-ffl":
@@ -127,6 +144,7 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         problems = K if K > 1 else 0  # one agent: nobody else to train on, P = 0
         out.update(T1=T1, T2=T1, problems=problems)
         out["grad"] = (T1 + problems * T1, K * T1 + problems * (K - 1) * T1)
+        out["summed"] = T1 + problems * T1  # every training is a descent
         out["loss"] = (1 + problems, K + problems * (K - 1), 0)
         rounds2 = T1 + 1 if problems else 0  # parallel: the K trainings' rounds, then the losses
         out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
@@ -147,7 +165,9 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     ``clusters``, ``exchanges``, ``messages_down``, ``messages_up``,
     ``bytes_down``, ``bytes_up`` (None for a mechanism that is not built in),
     ``transmissions_up_expected`` (None when the loss model is not independent),
-    ``seconds_per_gradient`` (measured), ``wall_time_s`` (estimate), ``warn``
+    ``seconds_per_gradient`` (measured), ``report_exchanges`` (the gradient exchanges
+    whose reports are formed, not summed from the data's moments), ``wall_time_s``
+    (estimate), ``warn``
     (the estimate exceeds :data:`WARN_ABOVE_S`) and ``notes``.
     """
     sim = sim or Simulation(scenario)
@@ -178,6 +198,7 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     }
     t_grad = _gradient_time(sim, ctx, design)
     out["seconds_per_gradient"] = t_grad
+    t_moments = _moments_time(sim, ctx, design)
     if "grad" not in c:
         out["wall_time_s"] = None
         out["warn"] = False
@@ -228,8 +249,12 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
             out["transmissions_up_expected"] = messages * attempts
         else:
             out["notes"].append(f"loss model {radio.loss!r}: transmissions not predicted")
-    out["seconds_per_message"] = _message_time(sim, t_grad)
-    out["wall_time_s"] = g_ex * t_grad + 2 * messages * out["seconds_per_message"]
+    summed = c.get("summed", 0) if t_moments is not None else 0
+    calibration = CALIBRATION_ROUNDS * t_grad if t_moments is None else t_moments
+    out["seconds_per_message"] = _message_time(sim, calibration)
+    out["report_exchanges"] = g_ex - summed
+    reports = (g_ex - summed) * t_grad + (t_moments if summed else 0.0)
+    out["wall_time_s"] = reports + 2 * messages * out["seconds_per_message"]
     out["warn"] = out["wall_time_s"] > WARN_ABOVE_S
     return out
 

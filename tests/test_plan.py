@@ -101,3 +101,28 @@ def test_vcg_federated_with_one_agent_trains_once():
                               "output.local_baseline=false"])  # fmt: skip
     result = run(sc)
     assert planner.plan(sc)["exchanges"] == sum(result["communication"]["rounds"].values())
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["model.kind=ridge"], ["model.kind=ridge", "mechanism.kind=fedavg"],
+     ["model.kind=ridge", "mechanism.clip_norm=5"], ["model.kind=logistic"]],
+    ids=["ridge-ffl", "ridge-fedavg", "ridge-clipped", "logistic-ffl"],
+)  # fmt: skip
+def test_the_plan_knows_which_rounds_form_reports(monkeypatch, extra):
+    # Ridge's Phase I sums from the data's moments: only the shared round at w* and Phase II
+    # form the agents' reports. Clipping or a nonlinear model form them every round.
+    from edgesim.learning import models
+
+    rounds = ["mechanism.phase1_rounds=12", "mechanism.phase2_rounds=2"]
+    sc = scenario.load(None, [*SMALL, *MEMORY, *rounds, "mechanism.exact_vcg=false", *extra])
+    p = planner.plan(sc)
+    calls = []
+    real = models.Model.agent_grads
+    monkeypatch.setattr(
+        models.Model, "agent_grads", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    run(sc)
+    assert len(calls) == p["report_exchanges"]
+    summed = "clip_norm=5" not in " ".join(extra) and "logistic" not in " ".join(extra)
+    assert p["report_exchanges"] == p["exchanges"] - (12 if summed else 0)

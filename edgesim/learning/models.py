@@ -205,6 +205,14 @@ class Model:
         """
         raise NotImplementedError
 
+    def gradient_moments(self, design: Design, weights: np.ndarray):
+        """Return what makes any weighted sum of the agents' gradients O(n_params^2), or None.
+
+        Only a model whose gradients are affine in ``w`` has them (:class:`Ridge`);
+        the others return None and their reports are summed one by one.
+        """
+        return None
+
     # --- shared API -------------------------------------------------------------------------
     def agent_losses(
         self,
@@ -378,6 +386,18 @@ class Model:
         return np.full(design.K, np.nan)
 
 
+@dataclass(frozen=True, eq=False)
+class RidgeMoments:
+    """The weighted second moments of ridge's data: S = sum_k c_k X_k^T X_k / n_k (n_params,
+    n_params), t = sum_k c_k X_k^T y_k / n_k (n_params,), with ``weight`` = sum_k c_k for
+    the agents' weights c = ``weights`` (K,). sum_k c_k grad F_k(w) = S w - t + l2 w weight."""
+
+    weights: np.ndarray
+    S: np.ndarray
+    t: np.ndarray
+    weight: float
+
+
 class Ridge(Model):
     """Ridge regression: per-sample loss 0.5 (x.w - y)^2 + 0.5 l2 |w|^2."""
 
@@ -409,6 +429,55 @@ class Ridge(Model):
     def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
         return segment_sum(Xa, starts, n_k, r)
+
+    def gradient_moments(self, design: Design, weights: np.ndarray) -> RidgeMoments | None:
+        """Return the :class:`RidgeMoments` of ``weights`` (K,), or None if an agent has no samples.
+
+        One pass over the rows, block by block (float32 rows converted per block);
+        the blocks' partial sums are added in block order, so any thread count
+        gives the same bits.
+        """
+        Xa, y, n_k, blocks = design.Xa, design.data.y, design.n_k, design.blocks
+        if n_k.size and n_k.min() <= 0:
+            return None
+        scale = np.asarray(weights, dtype=np.float64) / n_k
+        parts: list = [None] * len(blocks)
+
+        def some_blocks(first: int, last: int) -> None:
+            for i in range(first, last):
+                a0, a1, r0, r1 = blocks[i]
+                Xb = as_float64(Xa[r0:r1])
+                Xs = Xb * np.repeat(scale[a0:a1], n_k[a0:a1])[:, None]
+                parts[i] = (Xs.T @ Xb, Xs.T @ as_float64(y[r0:r1]))
+
+        in_threads(some_blocks, len(blocks))
+        p = Xa.shape[1]
+        S, t = np.zeros((p, p)), np.zeros(p)
+        for S_b, t_b in parts:
+            S += S_b
+            t += t_b
+        return RidgeMoments(weights, S, t, float(np.sum(weights)))
+
+    def weighted_gradient_sum(
+        self, w: np.ndarray, design: Design, moments: RidgeMoments, agents: np.ndarray
+    ) -> np.ndarray:
+        """Return sum_{k in agents} c_k grad F_k(w), c = ``moments.weights``, shape (n_params,).
+
+        grad F_k(w) = (X_k^T X_k w - X_k^T y_k) / n_k + l2 w is affine in w, so the sum over
+        every agent is S w - t + l2 w sum_k c_k (:class:`RidgeMoments`); the agents left out
+        (at most half of them: else their reports are summed directly) are subtracted
+        with their own gradients. ``agents``: distinct agent ids.
+        """
+        c = moments.weights
+        out = np.ones(design.K, dtype=bool)
+        out[agents] = False
+        left_out = np.flatnonzero(out)
+        if left_out.size > agents.size:  # few agents: add their reports
+            return c[agents] @ self.agent_grads(w, design, agents=np.asarray(agents))
+        total = moments.S @ w - moments.t + (self.l2 * moments.weight) * w
+        if left_out.size:
+            total -= c[left_out] @ self.agent_grads(w, design, agents=left_out)
+        return total
 
     def _sample_losses_each(self, W, Xa, y, agent):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y

@@ -284,10 +284,17 @@ def weighted_total(
     estimates the same objective (documented round policy). ``noise``, when
     given, maps the sum as aggregated to its noisy release *before* that
     rescaling (DP-FFL's Gaussian mechanism: the rescaling is then
-    post-processing and the sensitivity stays the enforced one).
+    post-processing and the sensitivity stays the enforced one). A driver's
+    ``replies.sum_of`` (a step with ``sum_weights``, whose entries at the
+    repliers are ``weights``) gives the sum without the per-agent reports.
     """
     got = float(weights.sum())
-    total = replies.total if replies.total is not None else weights @ replies.values
+    if replies.total is not None:
+        total = replies.total
+    elif replies.sum_of is not None:  # the step's sum_weights are the repliers' ``weights``
+        total = replies.sum_of(replies.agents)
+    else:
+        total = weights @ replies.values
     if noise is not None:
         total = noise(total)
     if got == 0:

@@ -109,6 +109,7 @@ class AgentSide:
         self.rng = rng
         self.local_rounds = local_rounds
         self._buffers: list[np.ndarray] = []  # (K, p) report buffers, reused (see _buffer)
+        self._moments = None  # the model's gradient moments for one sum_weights (see _sums)
 
     def _buffer(self, m: int, n_params: int) -> np.ndarray:
         """Return an (m, n_params) float64 array for one round's gradient reports.
@@ -131,6 +132,30 @@ class AgentSide:
     def release(self) -> None:
         """Drop the report buffers (after the mechanism: the run's output needs the memory)."""
         self._buffers = []
+        self._moments = None
+
+    def _sums(self, step: Gather):
+        """Return the model's gradient moments for ``step.sum_weights`` when the step's weighted
+        sum can be formed from them, else None.
+
+        They can when the step asks openly for gradients that are the agents' true ones,
+        unclipped (every agent truthful, no ``clip_norm``), of a model whose gradients are
+        affine in w (ridge): then sum_k c_k grad F_k(w) = S w - t + l2 w sum_k c_k, with S
+        and t one pass over the data, once per run (the weights are the run's p), instead of
+        K reports every round. It is the same sum up to rounding (about 1e-15 relative).
+        """
+        if (
+            step.sum_weights is None
+            or step.ask != "gradient"
+            or step.aggregate is not None
+            or self.clip_norm is not None
+            or not self.population.all_truthful
+        ):
+            return None
+        if self._moments is None or self._moments[0] is not step.sum_weights:
+            found = self.model.gradient_moments(self.design, step.sum_weights)
+            self._moments = (step.sum_weights, found)
+        return self._moments[1]
 
     def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
@@ -174,6 +199,15 @@ class AgentSide:
         if step.ask == "local_model":
             W, rounds = local_models(self.model, self.design, self.local_rounds)
             return Replies(agents, values=W[agents], rounds=rounds)
+        moments = self._sums(step)
+        if moments is not None:  # the mechanism reads the weighted sum only
+            return Replies(
+                agents,
+                sum_of=lambda a: self.model.weighted_gradient_sum(
+                    step.model, self.design, moments, a
+                ),
+                values_of=lambda a: self.reports(step, a),
+            )
         values = self.reports(step, agents)
         if step.aggregate is not None:
             total, _ = aggregate_plain(

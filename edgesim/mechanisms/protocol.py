@@ -15,6 +15,7 @@ phase, round, problem, agent id, payload length; 4 bytes each).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
@@ -42,7 +43,11 @@ class Gather:
     only ``sum_i aggregate_i report_i`` (secure aggregation: no individual
     report is revealed). ``phase`` (``"phase1"``/``"phase2"``) and ``problem``
     (which Phase II problem, e.g. the excluded agent or cluster) label the
-    step for the trace.
+    step for the trace. ``sum_weights``: weights indexed by agent id, (K,);
+    when given, the mechanism reads only ``sum_i sum_weights[agent_i] report_i``
+    over the repliers (openly: the server may see the reports), so a driver
+    may answer with that sum (:attr:`Replies.sum_of`) and form the per-agent
+    reports only when something asks for them (:meth:`Replies.reports`).
     """
 
     model: np.ndarray | None
@@ -53,6 +58,7 @@ class Gather:
     problem: int = -1
     aggregate: np.ndarray | None = None
     reference: np.ndarray | None = None
+    sum_weights: np.ndarray | None = None
 
     def __post_init__(self):
         if self.ask not in ASKS:
@@ -100,6 +106,12 @@ class Replies:
     central design for ``ask="data"``. ``rounds``: for ``ask="local_model"``,
     the gradient steps of each agent's local learning. ``missing``: the
     recipients whose replies did not arrive.
+
+    For a step with ``sum_weights``, a driver may leave ``values`` None and
+    give ``sum_of`` (``sum_of(a)`` returns sum_i sum_weights[a_i] report_i
+    over the agents ``a``: the repliers, or after a retry the merged repliers)
+    and ``values_of`` (``values_of(a)``: the reports of ``a``, formed on
+    demand). The weighted sum then costs no (m, p) array of reports.
     """
 
     agents: np.ndarray
@@ -108,6 +120,15 @@ class Replies:
     data: object = None
     rounds: object = None
     missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sum_of: Callable[[np.ndarray], np.ndarray] | None = None
+    values_of: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def reports(self) -> np.ndarray | None:
+        """Return the repliers' reports: ``values``, formed by ``values_of`` when only that is
+        given (then kept in ``values``); None when only a sum is known."""
+        if self.values is None and self.values_of is not None:
+            self.values = self.values_of(self.agents)
+        return self.values
 
 
 def payload_bytes(ask: str, n_params: int) -> int:

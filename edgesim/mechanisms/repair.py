@@ -99,7 +99,7 @@ class Repair:
 
     def remember(self, step: Gather, r: Replies) -> None:
         """Keep each replier's report as its latest of this kind, and of this problem (``stale``)."""
-        if self.policy != "stale" or not _repairable(step) or r.values is None:
+        if self.policy != "stale" or not _repairable(step) or r.reports() is None:
             return
         keys = [(step.ask, None)] + ([(step.ask, step.problem)] if step.problem >= 0 else [])
         for key in keys:
@@ -116,7 +116,7 @@ class Repair:
         The agent's report to the same problem first, else its latest of that kind.
         """
         for key in ((step.ask, step.problem), (step.ask, None)):
-            if key not in self._latest or r.values is None or r.missing.size == 0:
+            if key not in self._latest or r.missing.size == 0 or r.reports() is None:
                 continue
             values, known = self._latest[key]
             filled = r.missing[known[r.missing]]
@@ -162,14 +162,20 @@ def _merge(step: Gather, first: Replies, extra: Replies, K: int, missing=None) -
 
     The order matters: the mechanism's weighted sum then adds the reports in
     the same order as a lossless round, so a fully recovered round is bit for
-    bit a lossless one.
+    bit a lossless one. Replies that only know their weighted sum
+    (:attr:`Replies.sum_of`) merge into one that sums over the merged agents:
+    bit for bit the lossless round's sum too.
     """
     agents = np.concatenate([first.agents, extra.agents])
     order = np.argsort(_positions(step, agents, K), kind="stable")
-    values = np.concatenate([first.values, extra.values])[order]
-    return Replies(
-        agents[order], values=values, missing=extra.missing if missing is None else missing
-    )
+    missing = extra.missing if missing is None else missing
+    if first.values is None and first.sum_of is not None and extra.sum_of is not None:
+        # Both sums of the same step (a retry): the merged sum, still without the reports.
+        return Replies(
+            agents[order], missing=missing, sum_of=first.sum_of, values_of=first.values_of
+        )
+    values = np.concatenate([first.reports(), extra.reports()])[order]
+    return Replies(agents[order], values=values, missing=missing)
 
 
 def with_repair(mechanism_gen, policy: Repair):

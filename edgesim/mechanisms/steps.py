@@ -54,9 +54,16 @@ def descend(
     p = ctx.p
     secure = secure_aggregation(ctx.cfg)
     weights = (p if agents is None else p[agents]) if secure else None
+    only_sum = None if secure else p  # the loop reads the weighted sum of the reports only
     for t in range(rounds):
         r = yield Gather(
-            w, agents=agents, ask="gradient", phase=phase, problem=problem, aggregate=weights
+            w,
+            agents=agents,
+            ask="gradient",
+            phase=phase,
+            problem=problem,
+            aggregate=weights,
+            sum_weights=only_sum,
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
         del r  # the replies can be large (K x p): not held while the next round is answered
@@ -78,8 +85,10 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
     T1 = ctx.cfg.phase1_rounds
     done = 0
     if T1 == "theory":  # Alg. 1, line 2 with Theorem 1: the first round also sets T1
-        weights = ctx.p if secure_aggregation(ctx.cfg) else None  # the server sees only the sum
-        r = yield Gather(w, ask="gradient", phase=phase, aggregate=weights)
+        secure = secure_aggregation(ctx.cfg)
+        weights = ctx.p if secure else None  # the server sees only the sum
+        only_sum = None if secure else ctx.p
+        r = yield Gather(w, ask="gradient", phase=phase, aggregate=weights, sum_weights=only_sum)
         g = weighted_total(r, ctx.p[r.agents], 1.0)
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))

@@ -316,8 +316,9 @@ class ShannonLink(Link):
     ``shadow_db`` is given), then the loss model's draws (Gilbert-Elliott: N
     uniforms for the initial states).
 
-    Attributes (N,): ``distance_m``, ``shadow_db``, ``gain`` (linear g),
-    ``mean_snr`` (linear, per block), ``rate_bps`` (a lone sender's, all R blocks).
+    Attributes (N,): ``distance_m``, ``shadow_db``, ``rate_bps`` (a lone sender's, all R
+    blocks); properties (N,), computed when asked: ``gain`` (linear g), ``mean_snr``
+    (linear, per block).
     """
 
     def __init__(
@@ -345,9 +346,6 @@ class ShannonLink(Link):
         self.min_distance_m = cfg.min_distance_m
         self.path_loss_db_at_1km = cfg.path_loss_db_at_1km
         self.path_loss_exponent_db = cfg.path_loss_exponent_db
-        d_km = np.maximum(d, cfg.min_distance_m) / 1000.0
-        path_loss_db = cfg.path_loss_db_at_1km + cfg.path_loss_exponent_db * np.log10(d_km)
-        self.gain = dbm_to_mw(-(path_loss_db + self.shadow_db))
         power_dbm = cfg.tx_power_dbm if direction == "up" else cfg.ap_tx_power_dbm
         self.power_mw = float(dbm_to_mw(power_dbm))
         self.block_hz = cfg.block_bandwidth_hz()
@@ -357,7 +355,6 @@ class ShannonLink(Link):
             0.0 if cfg.interference_dbm == "none" else float(dbm_to_mw(cfg.interference_dbm))
         )
         self.noise_plus_interference_mw = noise_mw + interference_mw
-        self.mean_snr = self.power_mw * self.gain / self.noise_plus_interference_mw
         self.rate_bps = self.bandwidth_hz * np.log2(1.0 + self.mean_snr)
         self.latency_ns = to_ns(cfg.latency_s)
         self.rto_ns = cfg.rto_ns()
@@ -370,14 +367,36 @@ class ShannonLink(Link):
         """Return 8 S / r_endpoint per message, rounded to int64 ns (m,)."""
         return _airtime_ns(np.asarray(size_bytes), self.rate_bps[endpoints])
 
+    # gain and mean_snr are formed when asked, not kept: 16 bytes per endpoint and link
+    # (320 MB for the two links of 10^7 devices) that only the rate needs, once.
+    @property
+    def gain(self) -> np.ndarray:
+        """Return each endpoint's large-scale gain g (linear), shape (N,)."""
+        return self.gain_at(slice(None), self.distance_m)
+
+    @property
+    def mean_snr(self) -> np.ndarray:
+        """Return each endpoint's mean SNR per block P g / (I + B N0) (linear), shape (N,)."""
+        return self.mean_snr_of(slice(None))
+
+    def mean_snr_of(self, endpoints) -> np.ndarray:
+        """Return the mean SNR per block (linear) of ``endpoints`` (an index array or slice)."""
+        return self._snr(self.gain_at(endpoints, self.distance_m[endpoints]))
+
+    def gain_at(self, endpoints, distance_m: np.ndarray) -> np.ndarray:
+        """Return the gain (linear) of ``endpoints`` at ``distance_m`` (m, raised to
+        ``min_distance_m``): the path loss of that distance and the endpoint's own shadowing."""
+        d_km = np.maximum(distance_m, self.min_distance_m) / 1000.0
+        path_loss_db = self.path_loss_db_at_1km + self.path_loss_exponent_db * np.log10(d_km)
+        return dbm_to_mw(-(path_loss_db + self.shadow_db[endpoints]))
+
+    def _snr(self, gain: np.ndarray) -> np.ndarray:
+        return self.power_mw * gain / self.noise_plus_interference_mw
+
     def rate_at_bps(self, endpoints: np.ndarray, distance_m: np.ndarray) -> np.ndarray:
         """Return each endpoint's rate (bit/s) at ``distance_m``: its own shadowing, the path
         loss of that distance (raised to ``min_distance_m``)."""
-        d_km = np.maximum(distance_m, self.min_distance_m) / 1000.0
-        path_loss_db = self.path_loss_db_at_1km + self.path_loss_exponent_db * np.log10(d_km)
-        gain = dbm_to_mw(-(path_loss_db + self.shadow_db[endpoints]))
-        snr = self.power_mw * gain / self.noise_plus_interference_mw
-        return self.bandwidth_hz * np.log2(1.0 + snr)
+        return self.bandwidth_hz * np.log2(1.0 + self._snr(self.gain_at(endpoints, distance_m)))
 
     def airtime_at_ns(
         self, endpoints: np.ndarray, size_bytes: np.ndarray, distance_m: np.ndarray

@@ -312,5 +312,53 @@ def test_reports_in_threads_are_the_same_bits(monkeypatch):
     monkeypatch.setenv("EDGESIM_THREADS", "1")
     one = model.agent_grads(w, des)
     monkeypatch.setenv("EDGESIM_THREADS", "3")
-    monkeypatch.setattr("edgesim.learning.models.THREAD_CHUNK_BLOCKS", 2)
+    monkeypatch.setattr("edgesim.learning.segments.THREAD_CHUNK_BLOCKS", 2)
     assert np.array_equal(model.agent_grads(w, des), one)
+
+
+# ------------------------------------------------------------------- sums from moments
+
+
+def test_ridge_sums_of_reports_from_the_data_moments(monkeypatch):
+    """sum_k c_k grad F_k(w) over any set of agents, from S and t, equals the sum of reports."""
+    from tests.helpers import make_regression
+
+    data = make_regression(K=12, d=4, seed=2)
+    model = make_model("ridge", 0.3, True, 0)
+    des = _many_blocks(data, model, rows=40)
+    assert len(des.blocks) > 4
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal(model.n_params(data.d))
+    c = rng.random(data.K)
+    mom = model.gradient_moments(des, c)
+    # S and t against a loop over the agents' own rows
+    S = sum(c[k] / data.n_k[k] * des.Xa[data.agent == k].T @ des.Xa[data.agent == k]
+            for k in range(data.K))  # fmt: skip
+    t = sum(c[k] / data.n_k[k] * des.Xa[data.agent == k].T @ data.y[data.agent == k]
+            for k in range(data.K))  # fmt: skip
+    np.testing.assert_allclose(mom.S, S, rtol=1e-13)
+    np.testing.assert_allclose(mom.t, t, rtol=1e-13)
+    G = model.agent_grads(w, des)
+    K = data.K
+    for agents in (
+        np.arange(K),
+        np.delete(np.arange(K), [0, 5]),
+        np.array([7, 2]),
+        np.array([K - 1]),
+    ):
+        got = model.weighted_gradient_sum(w, des, mom, agents)
+        scale = np.abs(c[agents, None] * G[agents]).sum(axis=0).max()
+        np.testing.assert_allclose(got, c[agents] @ G[agents], rtol=0, atol=1e-13 * scale)
+    # the blocks' partial sums are added in block order: any thread count, the same bits
+    monkeypatch.setenv("EDGESIM_THREADS", "1")
+    one = model.gradient_moments(des, c)
+    monkeypatch.setenv("EDGESIM_THREADS", "3")
+    monkeypatch.setattr("edgesim.learning.segments.THREAD_CHUNK_BLOCKS", 1)
+    three = model.gradient_moments(des, c)
+    assert np.array_equal(one.S, three.S) and np.array_equal(one.t, three.t)
+
+
+def test_only_ridge_has_gradient_moments(classification_data):
+    model = make_model("logistic", 0.1, True, classification_data.n_classes)
+    des = model.design(classification_data)
+    assert model.gradient_moments(des, np.ones(classification_data.K)) is None

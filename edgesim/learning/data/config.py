@@ -120,7 +120,9 @@ class DataConfig:
         -1,
         "test samples per agent for synthetic and paper-linear, drawn from the agent's own "
         "distribution; -1 = auto: 10000 for paper-linear, min(200, 200000 // agents.count, "
-        "64 MiB of features // (8 features agents.count)) (at least 1) for synthetic. Synthetic "
+        "64 MiB of features // (8 features agents.count)) for synthetic, at least 1 while "
+        "8 features agents.count bytes fit in 64 MiB (none beyond: test losses are then null; "
+        "set 1 to have them). Synthetic "
         "classification draws agents.count times this many and splits them like the training set",
         unit="samples",
         ge=-1,
