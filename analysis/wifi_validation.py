@@ -12,8 +12,9 @@ edgesim's side, per configuration (standard, MCS, N devices, S bytes, mode):
   ``transport = "tcp"``, ``model_bytes`` = S - 64, no compute time, the access
   point co-located with the server), its simulated time;
 - ``uplink`` / ``downlink``: the same cell's medium alone
-  (:func:`edgesim.network.medium.contention_ns` with Bianchi's efficiency and
-  TCP's start-up, :func:`edgesim.network.transport.tcp_extra_ns`): N replies
+  (:func:`edgesim.network.medium.contention_ns` with Bianchi's efficiency, the
+  receivers' TCP ACKs contending too, and TCP's start-up,
+  :func:`edgesim.network.transport.tcp_extra_ns`): N replies
   (or N downlinks) starting together, the last one's time.
 
 The round trip TCP sees is 2 x ``LATENCY_S`` (the radio latency: channel
@@ -98,7 +99,7 @@ def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
     zeros = np.zeros(n, dtype=np.int64)
     full = np.full(n, work, dtype=np.int64)
     late = np.full(n, start, dtype=np.int64)
-    efficiency = lambda k: mac.efficiency(k) / lone  # noqa: E731
+    efficiency = lambda k: mac.efficiency_tcp(k) / lone  # noqa: E731  (as Cells with TCP)
     if mode == "uplink":
         _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), efficiency)
         return (up.max() + round(LATENCY_S * 1e9)) / 1e9

@@ -53,10 +53,11 @@ class Cells:
     """The cells' channels for one run: which discipline each direction follows.
 
     ``cfg``: the ``[network.radio]`` table; ``ap_of`` (K,): each device's
-    cell; ``uplink``/``downlink``: the links (their SNRs feed proportional fair).
+    cell; ``uplink``/``downlink``: the links (their SNRs feed proportional fair);
+    ``tcp``: the transport is TCP (on Wi-Fi its ACKs contend for the medium).
     """
 
-    def __init__(self, cfg: RadioConfig, ap_of: np.ndarray, uplink, downlink):
+    def __init__(self, cfg: RadioConfig, ap_of: np.ndarray, uplink, downlink, tcp: bool = False):
         self.cfg = cfg
         self.ap_of = np.asarray(ap_of)
         self.links = {"up": uplink, "down": downlink}
@@ -66,7 +67,9 @@ class Cells:
         self.blocks = 1 if self.joint else cfg.blocks()
         if self.joint:
             mac = cfg.wifi_mac()
-            self._efficiency = lambda n: mac.efficiency(n) / mac.efficiency(1)
+            # relative to the links' lone rate; with TCP its ACKs share the medium (wifi.py)
+            share = mac.efficiency_tcp if tcp else mac.efficiency
+            self._efficiency = lambda n: share(n) / mac.efficiency(1)
 
     def shared(self, direction: str) -> bool:
         """Whether messages in ``direction`` ('up' or 'down') share their cell's channel."""
@@ -107,7 +110,7 @@ class Cells:
             done, _ = proportional_fair_ns(
                 arrive_ns,
                 transfers.attempts * np.asarray(sizes, dtype=np.int64) * 8,
-                link.mean_snr[devices],
+                link.mean_snr_of(devices),
                 group,
                 blocks=self.blocks,
                 block_hz=link.block_hz,

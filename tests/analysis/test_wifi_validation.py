@@ -24,10 +24,15 @@ def test_ns3_runs_are_there_and_repeat():
 
 
 def test_edgesim_tracks_ns3_on_802_11ac(rows):
-    # measured when the model landed: median |ratio - 1| 14 % over all 802.11ac rows, ratios
-    # 0.58-1.10; these bounds fail if a change moves the model away from ns-3
+    # measured with the receivers' TCP ACKs contending: median |ratio - 1| 5 % over these
+    # rows (14 % before them), ratios 0.66-1.12; every 800 kB row within 12 % (all were 12-16 %
+    # too fast without the ACKs). These bounds fail if a change moves the model away from ns-3.
     deviation = [abs(r["ratio"] - 1) for r in rows]
-    assert np.median(deviation) < 0.2
-    assert all(0.5 < r["ratio"] < 1.2 for r in rows)
-    big = [r for r in rows if r["bytes"] == 800_000 and r["n"] >= 10 and r["mode"] != "downlink"]
-    assert all(abs(r["ratio"] - 1) < 0.2 for r in big)
+    assert np.median(deviation) < 0.1
+    assert all(0.6 < r["ratio"] < 1.15 for r in rows)
+    big = [r for r in rows if r["bytes"] == 800_000]
+    assert all(abs(r["ratio"] - 1) < 0.12 for r in big)
+    # what is left: one-way 50 kB transfers, where ns-3's first transfer on a station pair
+    # costs about 6 ms more than its second (docs/network.md); edgesim models neither
+    rounds = [r for r in rows if r["mode"] == "round"]
+    assert all(abs(r["ratio"] - 1) < 0.2 for r in rounds)

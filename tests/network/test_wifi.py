@@ -77,6 +77,36 @@ def test_saturation_throughput_for_1_to_50_contenders():
     assert rates[0] == pytest.approx(alone, rel=1e-9)
 
 
+def test_tcp_acks_contend_as_one_more_contender_with_short_frames():
+    # an independent count of Bianchi's slot: k of the n data senders and a (0 or 1) of the
+    # ACK side transmit, each with the tau of n + 1 contenders
+    from scipy.stats import binom
+
+    from edgesim.network.wifi import BLOCK_ACK_S, SIFS_S
+
+    mac = WifiMac(phy_rate_bps("802.11ac", 7, 20, 1))
+    for n in (1, 2, 5, 20, 50):
+        tau, _ = bianchi_tau(n + 1, 16, 6)
+        slot = payload = 0.0
+        for k in range(n + 1):
+            for a in (0, 1):
+                prob = binom.pmf(k, n, tau) * (tau if a else 1 - tau)
+                if k + a == 0:
+                    slot += prob * SLOT_S
+                elif k == 0:
+                    slot += prob * mac.tcp_ack_s
+                else:  # a data frame alone, or a collision as long as the data frame
+                    slot += prob * mac.success_s
+                    payload += prob * mac.payload_bits * (k + a == 1)
+        assert mac.efficiency_tcp(n) == pytest.approx(payload / slot / mac.phy_bps, rel=1e-12)
+    # the ACK A-MPDU answering 28 data MPDUs: 14 TCP ACKs of 96 bytes at 65 Mbit/s
+    ack = 40e-6 + 14 * 96 * 8 / 65e6 + SIFS_S + BLOCK_ACK_S + mac.aifs_s
+    assert mac.tcp_ack_s == pytest.approx(ack, rel=1e-12)
+    # a lone TCP sender loses about 15 % to its receiver's ACKs; ACKs cost at every n
+    assert 0.8 < mac.efficiency_tcp(1) / mac.efficiency(1) < 0.9
+    assert all(mac.efficiency_tcp(n) < mac.efficiency(n) for n in range(1, 51))
+
+
 def test_one_device_alone_takes_the_phy_arithmetic():
     # a message of S bytes alone: ceil(segments / MPDUs per A-MPDU) transmission opportunities
     # in the limit of many; edgesim charges S 8 / goodput(1) plus the latency
