@@ -19,7 +19,8 @@ plus payments), then (d) Phase I rounds T1 against log K and (e) FFL's total
 Phase II rounds K T2 against Theorem 1's K-independent bound (the corrected
 one, ``theory.theorem1_K_T2_bound_corrected``: the printed one is a slip).
 
-Sizes. Full: K = 10 .. 10^5 for FedAvg and FFL, to 10^4 for DP-FFL (its
+Sizes. Full: K = 10 .. 10^5 for FedAvg and FFL, then 10^6 and 10^7 (their own sweep,
+``LARGE``: no per-agent rows, one run at a time, about 25 min), to 10^4 for DP-FFL (its
 L K T2 messages and secure-aggregation sessions make 10^5 take hours) and to
 10^3 for vcg-federated (K + 1 trainings; about 2 min at 10^3, hours at
 10^4). FFL at 10^4 takes about 4 min because Theorem 1's T2 is still 2 there;
@@ -70,6 +71,11 @@ FULL = {
     "dp-ffl": [10, 30, 100, 300, 1000, 3000, 10_000],
     "vcg-federated": [10, 30, 100, 300, 1000],
 }
+#: Full only: FedAvg and FFL at a million and ten million agents, where Theorem 1's T2 is 0.
+#: Their per-agent results are not kept (``output.per_agent = "none"``: the figure reads the
+#: totals), and they run one at a time (the 10^7 runs peak near 15 GB each); about 25 min.
+LARGE = {"fedavg": [1_000_000, 10_000_000], "ffl": [1_000_000, 10_000_000]}
+LARGE_OVERRIDES = ['output.per_agent="none"']
 QUICK = {
     "fedavg": [10, 30, 100, 300, 1000],
     "ffl": [10, 30, 100, 300, 1000],
@@ -457,6 +463,12 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
         for regime, r in zip(comm_time.REGIMES, (res, grown), strict=True)
     }
     rows = res.table()
+    if not args.quick:
+        large = common.sweep(
+            SCENARIO, args.out, sweep_overrides(LARGE) + LARGE_OVERRIDES, workers=1,
+            tag=f"{STEM}-large",
+        )  # fmt: skip
+        rows += large.table()
     mech = res.ok[0]["result"]["scenario"]["mechanism"]  # what ran (the zip changes only kind)
     eps, delta_tol = float(mech["epsilon"]), float(mech["theory_delta"])
     by_mech: dict[str, list[dict]] = {m: [] for m in MECHANISMS}
