@@ -15,9 +15,13 @@ latency, 5 % Bernoulli loss and 3 ARQ retransmissions, batched fidelity) for
 and draws, against K on log-log axes with least-squares slopes in the
 legends, (a) all messages (both directions, secure aggregation included),
 (b) all bytes, (c) simulated time to finish (``sim_time_s.total``: learning
-plus payments), then (d) Phase I rounds T1 against log K and (e) FFL's total
+plus payments), then (d) Phase I rounds T1 against log K, (e) FFL's total
 Phase II rounds K T2 against Theorem 1's K-independent bound (the corrected
-one, ``theory.theorem1_K_T2_bound_corrected``: the printed one is a slip).
+one, ``theory.theorem1_K_T2_bound_corrected``: the printed one is a slip),
+(f) the simulated time in one cell and in cells of 100 (:mod:`analysis.comm_time`) and
+(g) FFL's downlink messages with the model sent to each agent (unicast, the
+scenario's default) or broadcast once per cell and exchange
+(``network.downlink = "broadcast"``, a sweep of its own, K up to 10^5).
 
 Sizes. Full: K = 10 .. 10^5 for FedAvg and FFL, then 10^6 and 10^7 (their own sweep,
 ``LARGE``: no per-agent rows, one run at a time, about 25 min), to 10^4 for DP-FFL (its
@@ -76,6 +80,9 @@ FULL = {
 #: totals), and they run one at a time (the 10^7 runs peak near 15 GB each); about 25 min.
 LARGE = {"fedavg": [1_000_000, 10_000_000], "ffl": [1_000_000, 10_000_000]}
 LARGE_OVERRIDES = ['output.per_agent="none"']
+#: Panel (g): FFL again with the downlink broadcast (``network.downlink = "broadcast"``): one
+#: copy of each exchange's model per cell instead of one per agent.
+BROADCAST = ['network.downlink="broadcast"']
 QUICK = {
     "fedavg": [10, 30, 100, 300, 1000],
     "ffl": [10, 30, 100, 300, 1000],
@@ -275,8 +282,26 @@ def series(rows: list[dict], panel: str, name: str) -> list[dict]:
 def draw(rows: list[dict], quick: bool) -> plt.Figure:
     """Draw the five panels and the claims box from the CSV rows; returns the figure."""
     fig, axes = plt.subplots(2, 4, figsize=(23, 10.5))
-    ax_m, ax_b, ax_t, ax_f, ax_r, ax_p, ax_txt, ax_off = axes.ravel()
-    ax_off.axis("off")
+    ax_m, ax_b, ax_t, ax_f, ax_r, ax_p, ax_txt, ax_cast = axes.ravel()
+    for name, style in (("ffl unicast", dict(marker="s")), ("ffl broadcast", dict(marker="v"))):
+        pts = series(rows, "downlink", name)
+        ax_cast.plot(
+            [r["K"] for r in pts],
+            [r["y_plot"] for r in pts],
+            color=COLORS["ffl"],
+            ls="-" if name.endswith("unicast") else "--",
+            label=f"FFL, {name.split()[1]}: slope {pts[0]['slope']:.2f}",
+            **style,
+        )
+    ax_cast.set_xscale("log")
+    ax_cast.set_yscale("log")
+    ax_cast.set_xlabel("agents K")
+    ax_cast.set_ylabel("downlink messages (count)")
+    ax_cast.set_title(
+        "(g) FFL's downlink: one message per agent, or one broadcast per cell", fontsize=10
+    )
+    ax_cast.grid(True, which="major", alpha=0.3)
+    ax_cast.legend(fontsize=8, loc="upper left")
     comm_time.draw_regimes(
         ax_f, [r for r in rows if r["panel"] == "time regimes"], COLORS, MARKERS, SHORT
     )
@@ -469,6 +494,14 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
             tag=f"{STEM}-large",
         )  # fmt: skip
         rows += large.table()
+    cast_plan = {"ffl": [K for K in plan["ffl"] if K <= 100_000]}
+    cast = common.sweep(
+        SCENARIO,
+        args.out,
+        sweep_overrides(cast_plan) + (QUICK_OVERRIDES if args.quick else []) + BROADCAST,
+        workers=args.workers,
+        tag=f"{STEM}-broadcast",
+    )
     mech = res.ok[0]["result"]["scenario"]["mechanism"]  # what ran (the zip changes only kind)
     eps, delta_tol = float(mech["epsilon"]), float(mech["theory_delta"])
     by_mech: dict[str, list[dict]] = {m: [] for m in MECHANISMS}
@@ -477,14 +510,51 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
         by_mech[rec["mechanism"]].append(rec)
     network = res.ok[0]["result"]["scenario"]["network"]
     by_mech = {m: sorted(v, key=lambda r: r["K"]) for m, v in by_mech.items()}
-    return by_mech, network, comm_time.time_rows(by_regime)
+    broadcast = sorted(
+        (run_record(row, eps, delta_tol) for row in cast.table()), key=lambda r: r["K"]
+    )
+    return by_mech, network, comm_time.time_rows(by_regime), broadcast
+
+
+def broadcast_rows(unicast: list[dict], broadcast: list[dict]) -> list[dict]:
+    """Panel (g)'s CSV rows: FFL's downlink messages and bytes, unicast and broadcast, by K.
+
+    ``unicast``/``broadcast``: FFL's run records (:func:`run_record`) of the two sweeps.
+    A broadcast counts one copy per cell and exchange (one cell here), a unicast one per
+    recipient; ``slope`` is the log-log slope of the downlink messages over all K.
+    """
+    rows = []
+    for series_name, recs in (("ffl unicast", unicast), ("ffl broadcast", broadcast)):
+        s, c, k0, k1 = fit(recs, "messages_down")
+        for r in recs:
+            rows.append(
+                {
+                    "panel": "downlink",
+                    "series": series_name,
+                    "mechanism": "ffl",
+                    "K": r["K"],
+                    "y": r["messages_down"],
+                    "y_plot": r["messages_down"],
+                    "slope": s,
+                    "intercept": c,
+                    "fit_K_min": k0,
+                    "fit_K_max": k1,
+                    "T1": r["T1"],
+                    "phase2_total": r["phase2_total"],
+                    "extra_rounds": r["extra_rounds"],
+                    "messages_up": r["messages_up"],
+                    "bytes": r["bytes"],
+                }
+            )
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Sweep, draw and write ``comm_vs_k.png`` and ``comm_vs_k.csv``; returns their paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
-    by_mech, network, time_rows = collect(args)
-    rows = tidy_rows(by_mech, network) + time_rows
+    by_mech, network, time_rows, broadcast = collect(args)
+    unicast = [r for r in by_mech["ffl"] if r["K"] <= 100_000]
+    rows = tidy_rows(by_mech, network) + time_rows + broadcast_rows(unicast, broadcast)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
     png = common.save(draw(rows, args.quick), args.out, STEM)
     return [png, csv]

@@ -154,3 +154,18 @@ def test_time_grows_with_k_in_one_cell_and_far_less_in_cells_of_100(rows):
         top = max(one)
         assert top >= 1000 and one[top] > 3 * grown[top]
         assert one[10] == pytest.approx(grown[10], rel=0.1)  # one cell either way at K = 10
+
+
+def test_a_broadcast_downlink_sends_one_copy_per_exchange(rows):
+    # One cell: a broadcast sends each exchange's model once, so FFL's downlink messages are its
+    # exchanges, T1 + 1 + sum_k T2_k, flat in K once T2 = 0; unicast sends one per recipient,
+    # K T1 + K + (K - 1) sum_k T2_k.
+    cast = series(rows, "downlink", "ffl broadcast")
+    uni = series(rows, "downlink", "ffl unicast")
+    assert [r["K"] for r in cast] == [r["K"] for r in uni] and len(cast) >= 4
+    for r in cast:
+        assert r["y"] == r["T1"] + int(r["extra_rounds"]) + r["phase2_total"]
+    for r in uni:
+        K = r["K"]
+        assert r["y"] == K * r["T1"] + K * int(r["extra_rounds"]) + (K - 1) * r["phase2_total"]
+    assert uni[0]["slope"] > 0.9 and cast[0]["slope"] < 0.3
