@@ -38,6 +38,10 @@ T2 = 0 regime (where its O(K) claim applies) within the reduced range;
 about 20 s on two cores.
 
     PYTHONPATH=. python -m analysis.comm_vs_k [--quick] [--out DIR] [--workers N]
+
+Over 500 lines on purpose: one figure's sweeps, records, fits, CSV rows and claims
+belong together; its two self-contained panels live apart (:mod:`analysis.comm_time`
+for (f), :mod:`analysis.comm_broadcast` for (g)).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from analysis import comm_time, common
+from analysis import comm_broadcast, comm_time, common
 from edgesim import theory
 from edgesim.sweeps import table
 
@@ -80,9 +84,7 @@ FULL = {
 #: totals), and they run one at a time (the 10^7 runs peak near 15 GB each); about 25 min.
 LARGE = {"fedavg": [1_000_000, 10_000_000], "ffl": [1_000_000, 10_000_000]}
 LARGE_OVERRIDES = ['output.per_agent="none"']
-#: Panel (g): FFL again with the downlink broadcast (``network.downlink = "broadcast"``): one
-#: copy of each exchange's model per cell instead of one per agent.
-BROADCAST = ['network.downlink="broadcast"']
+BROADCAST = comm_broadcast.OVERRIDES
 QUICK = {
     "fedavg": [10, 30, 100, 300, 1000],
     "ffl": [10, 30, 100, 300, 1000],
@@ -283,25 +285,7 @@ def draw(rows: list[dict], quick: bool) -> plt.Figure:
     """Draw the five panels and the claims box from the CSV rows; returns the figure."""
     fig, axes = plt.subplots(2, 4, figsize=(23, 10.5))
     ax_m, ax_b, ax_t, ax_f, ax_r, ax_p, ax_txt, ax_cast = axes.ravel()
-    for name, style in (("ffl unicast", dict(marker="s")), ("ffl broadcast", dict(marker="v"))):
-        pts = series(rows, "downlink", name)
-        ax_cast.plot(
-            [r["K"] for r in pts],
-            [r["y_plot"] for r in pts],
-            color=COLORS["ffl"],
-            ls="-" if name.endswith("unicast") else "--",
-            label=f"FFL, {name.split()[1]}: slope {pts[0]['slope']:.2f}",
-            **style,
-        )
-    ax_cast.set_xscale("log")
-    ax_cast.set_yscale("log")
-    ax_cast.set_xlabel("agents K")
-    ax_cast.set_ylabel("downlink messages (count)")
-    ax_cast.set_title(
-        "(g) FFL's downlink: one message per agent, or one broadcast per cell", fontsize=10
-    )
-    ax_cast.grid(True, which="major", alpha=0.3)
-    ax_cast.legend(fontsize=8, loc="upper left")
+    comm_broadcast.draw(ax_cast, rows, COLORS["ffl"])
     comm_time.draw_regimes(
         ax_f, [r for r in rows if r["panel"] == "time regimes"], COLORS, MARKERS, SHORT
     )
@@ -516,45 +500,12 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
     return by_mech, network, comm_time.time_rows(by_regime), broadcast
 
 
-def broadcast_rows(unicast: list[dict], broadcast: list[dict]) -> list[dict]:
-    """Panel (g)'s CSV rows: FFL's downlink messages and bytes, unicast and broadcast, by K.
-
-    ``unicast``/``broadcast``: FFL's run records (:func:`run_record`) of the two sweeps.
-    A broadcast counts one copy per cell and exchange (one cell here), a unicast one per
-    recipient; ``slope`` is the log-log slope of the downlink messages over all K.
-    """
-    rows = []
-    for series_name, recs in (("ffl unicast", unicast), ("ffl broadcast", broadcast)):
-        s, c, k0, k1 = fit(recs, "messages_down")
-        for r in recs:
-            rows.append(
-                {
-                    "panel": "downlink",
-                    "series": series_name,
-                    "mechanism": "ffl",
-                    "K": r["K"],
-                    "y": r["messages_down"],
-                    "y_plot": r["messages_down"],
-                    "slope": s,
-                    "intercept": c,
-                    "fit_K_min": k0,
-                    "fit_K_max": k1,
-                    "T1": r["T1"],
-                    "phase2_total": r["phase2_total"],
-                    "extra_rounds": r["extra_rounds"],
-                    "messages_up": r["messages_up"],
-                    "bytes": r["bytes"],
-                }
-            )
-    return rows
-
-
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Sweep, draw and write ``comm_vs_k.png`` and ``comm_vs_k.csv``; returns their paths."""
     args = common.parse_args(argv, __doc__.splitlines()[0])
     by_mech, network, time_rows, broadcast = collect(args)
     unicast = [r for r in by_mech["ffl"] if r["K"] <= 100_000]
-    rows = tidy_rows(by_mech, network) + time_rows + broadcast_rows(unicast, broadcast)
+    rows = tidy_rows(by_mech, network) + time_rows + comm_broadcast.rows(unicast, broadcast)
     csv = common.write_csv(args.out / f"{STEM}.csv", rows)
     png = common.save(draw(rows, args.quick), args.out, STEM)
     return [png, csv]
