@@ -4,7 +4,15 @@ from pathlib import Path
 
 from analysis import run_all
 
-NOT_FIGURES = {"__init__", "common", "run_all", "payment_rules", "paper_eval", "comm_time"}
+NOT_FIGURES = {
+    "__init__",
+    "common",
+    "run_all",
+    "payment_rules",
+    "paper_eval",
+    "comm_time",
+    "comm_broadcast",
+}
 
 
 def test_run_all_lists_every_figure_script():
