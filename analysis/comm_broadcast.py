@@ -9,22 +9,10 @@ K T1 + K + (K - 1) sum_k T2_k. ``comm_vs_k`` runs FFL a second time with
 
 from __future__ import annotations
 
-import math
-
 from analysis import common
 
 #: The second FFL sweep's override: the downlink broadcast once per cell.
 OVERRIDES = ['network.downlink="broadcast"']
-
-
-def fit(recs: list[dict]) -> tuple[float, float, int, int]:
-    """Log-log slope of the downlink messages against K; returns (slope, intercept, K_min,
-    K_max), NaNs when fewer than two points."""
-    pts = [r for r in recs if r["messages_down"] > 0]
-    if len(pts) < 2:
-        return math.nan, math.nan, 0, 0
-    s, c = common.loglog_slope([r["K"] for r in pts], [r["messages_down"] for r in pts])
-    return s, c, min(r["K"] for r in pts), max(r["K"] for r in pts)
 
 
 def rows(unicast: list[dict], broadcast: list[dict]) -> list[dict]:
@@ -36,7 +24,7 @@ def rows(unicast: list[dict], broadcast: list[dict]) -> list[dict]:
     """
     out = []
     for series_name, recs in (("ffl unicast", unicast), ("ffl broadcast", broadcast)):
-        s, c, k0, k1 = fit(recs)
+        s, c, k0, k1 = common.loglog_fit(recs, "messages_down")
         for r in recs:
             out.append(
                 {

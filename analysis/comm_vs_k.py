@@ -172,18 +172,6 @@ def formula_per_direction(rec: dict) -> int | None:
     return None
 
 
-def fit(records: list[dict], key: str, where=lambda r: True) -> tuple[float, float, int, int]:
-    """Log-log slope of ``key`` against K over the records kept by ``where``.
-
-    Returns (slope, intercept, K_min, K_max); NaNs when fewer than two points remain.
-    """
-    pts = [r for r in records if where(r) and r[key] > 0]
-    if len(pts) < 2:
-        return math.nan, math.nan, 0, 0
-    s, c = common.loglog_slope([r["K"] for r in pts], [r[key] for r in pts])
-    return s, c, min(r["K"] for r in pts), max(r["K"] for r in pts)
-
-
 def t1_log_fit(records: list[dict]) -> tuple[float, float]:
     """Least squares T1 = a ln K + b; returns (a, b) in rounds per e-fold of K and rounds."""
     K = np.array([r["K"] for r in records], float)
@@ -241,7 +229,7 @@ def tidy_rows(by_mech: dict[str, list[dict]], network: dict) -> list[dict]:
 
     for mech, recs in by_mech.items():
         for panel, key in (("messages", "messages"), ("bytes", "bytes"), ("time", "sim_time_s")):
-            s, c, k0, k1 = fit(recs, key)
+            s, c, k0, k1 = common.loglog_fit(recs, key)
             paper = PAPER_SLOPE[mech] if panel == "messages" else None
             for r in recs:
                 add(panel, mech, r, r[key], s, k0, k1, intercept=c, paper_slope=paper)
@@ -250,7 +238,7 @@ def tidy_rows(by_mech: dict[str, list[dict]], network: dict) -> list[dict]:
                 ("T2=0", lambda r: r["T2_target"] == 0),
                 ("T2>0", lambda r: r["T2_target"] > 0),
             ):
-                s, c, k0, k1 = fit(recs, "messages", keep)
+                s, c, k0, k1 = common.loglog_fit(recs, "messages", keep)
                 for r in recs:
                     if keep(r):
                         add("messages", f"ffl {name} fit", r, r["messages"], s, k0, k1, intercept=c)

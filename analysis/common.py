@@ -159,6 +159,21 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return float(slope), float(c)
 
 
+def loglog_fit(
+    records: list[dict], key: str, where=lambda r: True
+) -> tuple[float, float, int, int]:
+    """Log-log slope of ``key`` against ``K`` over the records kept by ``where``.
+
+    Returns (slope, intercept, K_min, K_max); NaNs when fewer than two points with a
+    positive ``key`` remain.
+    """
+    pts = [r for r in records if where(r) and r[key] > 0]
+    if len(pts) < 2:
+        return math.nan, math.nan, 0, 0
+    s, c = loglog_slope([r["K"] for r in pts], [r[key] for r in pts])
+    return s, c, min(r["K"] for r in pts), max(r["K"] for r in pts)
+
+
 def mean_std(values: Iterable[float]) -> tuple[float, float]:
     """Return the mean and the sample standard deviation (0 for a single value) of finite values."""
     v = np.asarray([x for x in values if x is not None and math.isfinite(x)], float)

@@ -42,6 +42,7 @@ from edgesim import theory
 from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
+from edgesim.mechanisms.driver import true_unclipped
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
 from edgesim.scenario import Scenario
 from edgesim.simulate import Simulation
@@ -66,7 +67,7 @@ def _moments_time(sim: Simulation, ctx, design) -> float | None:
     """Return the wall seconds of the gradient moments when the run's descent rounds sum
     from them (ridge, truthful agents, open unclipped reports), else None."""
     cfg = ctx.cfg
-    if clip_norm(cfg) is not None or secure_aggregation(cfg) or not sim.population.all_truthful:
+    if secure_aggregation(cfg) or not true_unclipped(clip_norm(cfg), sim.population):
         return None
     t0 = time.perf_counter()
     found = sim.model.gradient_moments(design, ctx.p)

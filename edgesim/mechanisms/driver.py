@@ -68,6 +68,13 @@ class Counters:
         }
 
 
+def true_unclipped(clip_norm: float | None, population: Population) -> bool:
+    """Whether the gradient reports are the agents' true, unclipped gradients (every agent
+    truthful, no ``clip_norm``): then an open step's weighted sum may come from the model's
+    gradient moments (:meth:`AgentSide.answer`; :mod:`edgesim.plan` predicts with it)."""
+    return clip_norm is None and population.all_truthful
+
+
 class AgentSide:
     """Every agent's computation: true reports from its own data, then its strategy.
 
@@ -148,8 +155,7 @@ class AgentSide:
             step.sum_weights is None
             or step.ask != "gradient"
             or step.aggregate is not None
-            or self.clip_norm is not None
-            or not self.population.all_truthful
+            or not true_unclipped(self.clip_norm, self.population)
         ):
             return None
         if self._moments is None or self._moments[0] is not step.sum_weights:

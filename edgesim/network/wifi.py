@@ -211,7 +211,7 @@ class WifiMac:
 
         Memoised per (MAC, n).
         """
-        return _efficiency_tcp(self, n)
+        return _efficiency(self, n, True)
 
     def goodput_bps(self, n: int) -> float:
         """Return the aggregate TCP goodput of n saturated contenders (bit/s), ACKs aside."""
@@ -245,25 +245,16 @@ def bianchi_tau(n: int, W: int, m: int) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=4096)
-def _efficiency(mac: WifiMac, n: int) -> float:
+def _efficiency(mac: WifiMac, n: int, tcp_acks: bool = False) -> float:
+    """Bianchi's slot for n saturated data senders, plus (``tcp_acks``) the side sending their
+    TCP ACKs as one more contender with :attr:`WifiMac.tcp_ack_s` frames."""
     W = mac.cw_min + 1
     m = round(math.log2((mac.cw_max + 1) / W))
-    tau, _ = bianchi_tau(n, W, m)
-    p_tr = 1 - (1 - tau) ** n
-    p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
-    busy = (1 - p_tr) * SLOT_S + p_tr * p_s * mac.success_s + p_tr * (1 - p_s) * mac.collision_s
-    return p_s * p_tr * mac.payload_bits / busy / mac.phy_bps
-
-
-@lru_cache(maxsize=4096)
-def _efficiency_tcp(mac: WifiMac, n: int) -> float:
-    W = mac.cw_min + 1
-    m = round(math.log2((mac.cw_max + 1) / W))
-    contenders = n + 1  # the data senders and the side sending their TCP ACKs
+    contenders = n + tcp_acks
     tau, _ = bianchi_tau(contenders, W, m)
     idle = (1 - tau) ** contenders
-    data = n * tau * (1 - tau) ** n  # exactly one transmits: one of the data senders
-    ack = tau * (1 - tau) ** n  # ... or the ACK side
+    alone = tau * (1 - tau) ** (contenders - 1)  # one given contender transmits, no other
+    data, ack = n * alone, alone * tcp_acks
     collision = 1 - idle - data - ack  # two or more, at least one of them a data sender
-    busy = idle * SLOT_S + data * mac.success_s + ack * mac.tcp_ack_s + collision * mac.success_s
+    busy = idle * SLOT_S + data * mac.success_s + ack * mac.tcp_ack_s + collision * mac.collision_s
     return data * mac.payload_bits / busy / mac.phy_bps
