@@ -49,7 +49,9 @@ class Network:
         self.uplink = build_link(cfg.radio, "up", d, self.rng["radio-setup"])
         self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
         tcp = cfg.transport == "tcp"
-        self.cells = Cells(cfg.radio, self.topology.ap_of, self.uplink, self.downlink, tcp)
+        self.cells = Cells(
+            cfg.radio, self.topology.ap_of, self.uplink, self.downlink, tcp, cfg.tcp_initial_window
+        )
         #: A device's round trip to the server: radio and wired latencies, both ways (ns).
         wired = self.topology.edge_latency_ns[self.topology.path_edges[0]].sum()
         self.rtt_ns = 2 * (to_ns(cfg.radio.latency_s) + int(wired))

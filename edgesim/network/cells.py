@@ -54,10 +54,19 @@ class Cells:
 
     ``cfg``: the ``[network.radio]`` table; ``ap_of`` (K,): each device's
     cell; ``uplink``/``downlink``: the links (their SNRs feed proportional fair);
-    ``tcp``: the transport is TCP (on Wi-Fi its ACKs contend for the medium).
+    ``tcp``: the transport is TCP (on Wi-Fi its ACKs contend for the medium, and its slow
+    start keeps A-MPDUs small), with an initial window of ``initial_window`` segments.
     """
 
-    def __init__(self, cfg: RadioConfig, ap_of: np.ndarray, uplink, downlink, tcp: bool = False):
+    def __init__(
+        self,
+        cfg: RadioConfig,
+        ap_of: np.ndarray,
+        uplink,
+        downlink,
+        tcp: bool = False,
+        initial_window: int = 10,
+    ):
         self.cfg = cfg
         self.ap_of = np.asarray(ap_of)
         self.links = {"up": uplink, "down": downlink}
@@ -65,8 +74,10 @@ class Cells:
         #: Wi-Fi: one contended medium both ways (:meth:`joint_ns`), no resource blocks.
         self.joint = cfg.access == "wifi"
         self.blocks = 1 if self.joint else cfg.blocks()
+        self.tcp = tcp
+        self.initial_window = initial_window
         if self.joint:
-            mac = cfg.wifi_mac()
+            self.mac = mac = cfg.wifi_mac()
             # relative to the links' lone rate; with TCP its ACKs share the medium (wifi.py)
             share = mac.efficiency_tcp if tcp else mac.efficiency
             self._efficiency = lambda n: share(n) / mac.efficiency(1)
@@ -123,6 +134,19 @@ class Cells:
         if access == "ofdma":
             return finish_ns(arrive_ns, work * self.blocks, group, "fifo", self.blocks)
         return finish_ns(arrive_ns, work, group, DISCIPLINE[access])
+
+    def medium_work_ns(self, sizes: np.ndarray, work_ns: np.ndarray) -> np.ndarray:
+        """Return each message's work on its cell's medium (int64 ns, aligned with ``sizes``).
+
+        ``work_ns``: its transmissions' airtimes alone. On Wi-Fi with TCP they are
+        longer by :meth:`WifiMac.slow_start_factor` of the message's size (slow
+        start's small A-MPDUs, the handshake's frames); otherwise unchanged.
+        """
+        if not (self.joint and self.tcp):
+            return work_ns
+        sizes, which = np.unique(np.asarray(sizes, dtype=np.int64), return_inverse=True)
+        factor = [self.mac.slow_start_factor(s, self.initial_window) for s in sizes.tolist()]
+        return np.rint(work_ns * np.asarray(factor)[which]).astype(np.int64)
 
     def joint_ns(
         self,

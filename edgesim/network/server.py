@@ -431,7 +431,7 @@ class NetworkServer:
             down = net.downlink.send(dev, down_sizes, rng)
             start = self._transport_ns(down_sizes, down)
             at_ap = net.topology.wired_ns(net.topology.ap_of[dev], down_sizes, start, "down")
-            down_work = down.attempts * down.airtime_ns
+            down_work = net.cells.medium_work_ns(down_sizes, down.attempts * down.airtime_ns)
         if self.energy is not None and self.energy.battery is not None:
             down = down.take(np.arange(m))  # a copy: the empty batteries' devices lose it
             down.delivered[self.energy.dead[agents]] = False
@@ -440,7 +440,9 @@ class NetworkServer:
         reached = np.flatnonzero(down.delivered)
         up_all = net.uplink.send(dev[reached], up_sizes[reached], rng)
         up_work = np.zeros(m, dtype=np.int64)
-        up_work[reached] = up_all.attempts * up_all.airtime_ns
+        up_work[reached] = net.cells.medium_work_ns(
+            up_sizes[reached], up_all.attempts * up_all.airtime_ns
+        )
         up_start = np.zeros(m, dtype=np.int64)
         up_start[reached] = self._transport_ns(up_sizes[reached], up_all)
         down_through, up_through = net.cells.joint_ns(

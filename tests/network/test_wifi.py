@@ -107,23 +107,70 @@ def test_tcp_acks_contend_as_one_more_contender_with_short_frames():
     assert all(mac.efficiency_tcp(n) < mac.efficiency(n) for n in range(1, 51))
 
 
-def test_one_device_alone_takes_the_phy_arithmetic():
-    # a message of S bytes alone: ceil(segments / MPDUs per A-MPDU) transmission opportunities
-    # in the limit of many; edgesim charges S 8 / goodput(1) plus the latency
-    S = 800_000
+def test_slow_start_sends_a_tcp_message_in_small_a_mpdus():
+    # 50 000 B at 802.11ac MCS 7: 35 segments in slow-start windows of 10, 20 and 5, each one
+    # A-MPDU (28 fit one); every opportunity costs the data PPDU, its TCP ACKs' PPDU (one per
+    # two segments), two block acks, two AIFS and two mean backoffs (7.5 slots)
+    from edgesim.network.wifi import BLOCK_ACK_S, SIFS_S
+
+    mac = WifiMac(phy_rate_bps("802.11ac", 7, 20, 1))
+    mpdu, ack, syn = 1532 * 8 / 65e6, 96 * 8 / 65e6, 102 * 8 / 65e6
+    frame_end = SIFS_S + BLOCK_ACK_S + 43e-6 + 7.5 * SLOT_S
+
+    def txop(m):
+        return 40e-6 + m * mpdu + 40e-6 + math.ceil(m / 2) * ack + 2 * frame_end
+
+    handshake = 2 * (40e-6 + syn + frame_end)
+    expected = (txop(10) + txop(20) + txop(5) + handshake) / (35 / 28 * txop(28))
+    assert mac.slow_start_factor(50_000) == pytest.approx(expected, rel=1e-12)
+    assert 1.1 < expected < 1.2
+    # a larger initial window needs fewer opportunities; large messages go in full A-MPDUs
+    assert mac.slow_start_factor(50_000, initial_window=40) < expected
+    assert mac.slow_start_factor(30_000_000) == pytest.approx(1.0, abs=2e-3)
+    # never below 1: an opportunity's cost is affine in its segments, with a positive intercept
+    sizes = np.unique(np.logspace(0, 8, 300).astype(int)).tolist()
+    assert min(mac.slow_start_factor(s) for s in sizes) >= 1.0
+
+
+def _one_device_round(size: int, latency_s: float, **network) -> dict:
+    """Run one FedAvg round of one Wi-Fi device sending ``size`` bytes each way; its result."""
     raw = {
         "agents": {"count": 1},
         "data": {"samples": 20},
         "mechanism": {"kind": "fedavg", "phase1_rounds": 1},
         "network": {
             "fidelity": "batched",
-            "model_bytes": S - 64,
-            "radio": {"access": "wifi", "latency_s": 0.0},
+            "model_bytes": size - 64,
+            "radio": {"access": "wifi", "latency_s": latency_s},
             "backhaul": {"hops": 0},
             "compute": {"seconds": 0.0},
+            **network,
         },
     }
-    result = run(from_dict(raw))
+    return run(from_dict(raw))
+
+
+def test_a_tcp_message_alone_on_wifi_takes_its_start_up_and_small_a_mpdus():
+    # one device, 50 kB each way over TCP: per direction the latency, the handshake and slow
+    # start (transport.tcp_extra_ns), and the airtime alone x slow_start_factor at the lone
+    # TCP sender's rate (its receiver's ACKs contend: efficiency_tcp(1) / efficiency(1))
+    from edgesim.network.transport import tcp_extra_ns
+
+    S, latency = 50_000, 0.0005
+    result = _one_device_round(S, latency, transport="tcp")
+    mac = RadioConfig(access="wifi").wifi_mac()
+    alone_ns = round(S * 8 / mac.goodput_bps(1) * 1e9)
+    start_ns = tcp_extra_ns(np.array([S]), alone_ns, round(2 * latency * 1e9))[0]
+    medium = alone_ns * mac.slow_start_factor(S) * mac.efficiency(1) / mac.efficiency_tcp(1)
+    one_way = (start_ns + medium) / 1e9 + latency
+    assert result["sim_time_s"]["total"] == pytest.approx(2 * one_way, abs=1e-8)
+
+
+def test_one_device_alone_takes_the_phy_arithmetic():
+    # a message of S bytes alone: ceil(segments / MPDUs per A-MPDU) transmission opportunities
+    # in the limit of many; edgesim charges S 8 / goodput(1) plus the latency
+    S = 800_000
+    result = _one_device_round(S, 0.0)
     mac = RadioConfig(access="wifi").wifi_mac()
     one_way = S * 8 / mac.goodput_bps(1)
     assert result["sim_time_s"]["total"] == pytest.approx(2 * one_way, abs=2e-9)
