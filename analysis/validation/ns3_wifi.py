@@ -10,7 +10,13 @@ circle of radius 5 m (constant positions); 5 GHz, 20 MHz channel, one spatial st
 default guard interval, YansWifiChannel defaults (log-distance loss, no fading), the
 ConstantRateWifiManager at the given MCS (data and control mode alike, as in ns-3's
 vht-wifi-network example), default EDCA and A-MPDU settings; TCP (ns-3 defaults, segment
-size 1448 B) carried by BulkSend / PacketSink applications.
+size 1448 B) carried by BulkSend / PacketSink applications. ARP caches are pre-filled
+(``--arp warm``) and filled again after each association, since ARP flushes a cache when
+its link comes up; without that, every station's first packet waited for an ARP exchange
+(ArpL3Protocol's RequestJitter, uniform 0-10 ms). The MAC queues have no packet cap
+(100 000) and keep ns-3's 500 ms sojourn limit (``--mac-queue``): the default cap of 500
+packets, shared by every receiver, tail-drops at the AP. ``--ascii-trace FILE`` writes
+every frame on the air, for diagnosis.
 
 Modes, all times measured from the traffic start (``--start``, default 2 s, after the
 stations have associated):
@@ -25,6 +31,9 @@ stations have associated):
 The scenario and the trace callbacks are C++ compiled by cppyy at import; Python only
 parses arguments, loops over runs and writes the CSV. Several runs share one process
 (Simulator::Destroy between runs; RngRun = run; random streams fixed by AssignStreams).
+
+The file is one piece on purpose: the C++ scenario and its Python driver travel together,
+and the hash of this one file names the script that made each CSV row.
 """
 
 from __future__ import annotations
@@ -92,11 +101,21 @@ static void OnUlRx(uint32_t i, Ptr<const Packet>, const Address&)
     Finish();
 }
 
+static bool g_warmArp = true;
+static void WarmArp()
+{
+    NeighborCacheHelper nch;
+    nch.PopulateNeighborCache();
+}
+
 static std::vector<bool> g_isAssoc;
 static void OnAssoc(uint32_t i, Mac48Address)
 {
     g_isAssoc[i] = true;
     g_lastAssoc = Simulator::Now().GetSeconds();
+    // An association brings the station's link up, and ARP flushes its cache on every
+    // link change: fill it again once this event is done (see README, "warm ARP").
+    if (g_warmArp) Simulator::ScheduleNow(&WarmArp);
 }
 
 static void OnDeAssoc(uint32_t i, Mac48Address)
@@ -126,11 +145,18 @@ static void SnapAssoc()
 
 Result RunCell(std::string standard, std::string dataMode, std::string controlMode,
                uint32_t n, uint64_t bytes, int mode, uint32_t run, double start,
-               double maxTime, uint32_t segSize, bool warmArp)
+               double maxTime, uint32_t segSize, bool warmArp, std::string asciiTrace,
+               uint32_t queuePackets, double queueDelay)
 {
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(run);
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
+    // No cap on the MAC queue's packets, ns-3's 500 ms sojourn limit kept (see README):
+    // the default cap of 500 packets, shared by all receivers, tail-drops at the AP once N
+    // flows' windows queue there, and TCP then waits out 1-s retransmission timeouts.
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize",
+                       QueueSizeValue(QueueSize(std::to_string(queuePackets) + "p")));
+    Config::SetDefault("ns3::WifiMacQueue::MaxDelay", TimeValue(Seconds(queueDelay)));
     g_segSize = segSize;
 
     NodeContainer apNode;
@@ -155,6 +181,15 @@ Result RunCell(std::string standard, std::string dataMode, std::string controlMo
     NetDeviceContainer staDev = wifi.Install(phy, mac, sta);
     mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid));
     NetDeviceContainer apDev = wifi.Install(phy, mac, apNode);
+    Ptr<OutputStreamWrapper> trace;
+    if (!asciiTrace.empty())
+    {
+        // Every frame on the air, headers printed (diagnosis only: slow, large files).
+        Packet::EnablePrinting();
+        AsciiTraceHelper ascii;
+        trace = ascii.CreateFileStream(asciiTrace);
+        phy.EnableAsciiAll(trace);
+    }
 
     MobilityHelper mob;
     Ptr<ListPositionAllocator> pos = CreateObject<ListPositionAllocator>();
@@ -176,12 +211,8 @@ Result RunCell(std::string standard, std::string dataMode, std::string controlMo
     addr.SetBase("10.1.0.0", "255.255.0.0");
     Ipv4InterfaceContainer apIf = addr.Assign(apDev);
     Ipv4InterfaceContainer staIf = addr.Assign(staDev);
-    if (warmArp)
-    {
-        // Pre-filled ARP caches: no ARP exchange at the traffic start (see README).
-        NeighborCacheHelper nch;
-        nch.PopulateNeighborCache();
-    }
+    g_warmArp = warmArp;  // pre-filled ARP caches, refilled at each association
+    if (warmArp) WarmArp();
 
     int64_t s = 100;
     s += WifiHelper::AssignStreams(apDev, s);
@@ -254,6 +285,7 @@ Result RunCell(std::string standard, std::string dataMode, std::string controlMo
     Simulator::Stop(Seconds(start + maxTime));
     Simulator::Run();
     double end = Simulator::Now().GetSeconds() - start;
+    if (trace) trace->GetStream()->flush();
 
     Result r;
     r.dl = g_dl; r.ul = g_ul;
@@ -275,6 +307,7 @@ FIELDS = [
     "mode",
     "run",
     "arp",
+    "mac_queue",
     "last_s",
     "ns3_version",
     "mean_s",
@@ -340,7 +373,10 @@ def run_one(
     seg_size=1448,
     control=None,
     arp="warm",
+    ascii_trace="",
+    queue=(100_000, 0.5),
 ):
+    """One ns-3 run; returns its CSV row (times in s from the traffic start)."""
     esv = load()
     dm = mode_name(standard, mcs)
     t = time.time()
@@ -356,6 +392,9 @@ def run_one(
         max_time,
         seg_size,
         arp == "warm",
+        ascii_trace,
+        queue[0],
+        queue[1],
     )
     wall = time.time() - t
     dl = [float(x) for x in r.dl]
@@ -371,6 +410,7 @@ def run_one(
         "mode": mode,
         "run": run,
         "arp": arp,
+        "mac_queue": f"{queue[0]}p/{queue[1]:g}s",
         "last_s": round(max(per), 6) if complete else "",
         "ns3_version": ns3_version(),
         "mean_s": round(sum(ok) / len(ok), 6) if ok else "",
@@ -422,6 +462,20 @@ def main(argv=None):
         default="warm",
         help="warm: ARP caches pre-filled (NeighborCacheHelper); cold: ARP at the start",
     )
+    p.add_argument(
+        "--ascii-trace",
+        default="",
+        help="write every frame on the air, headers printed, to this file (diagnosis)",
+    )
+    p.add_argument(
+        "--mac-queue",
+        nargs=2,
+        type=float,
+        default=(100_000, 0.5),
+        metavar=("PACKETS", "SECONDS"),
+        help="WifiMacQueue MaxSize (packets) and MaxDelay (s); ns-3's defaults are 500 and"
+        " 0.5: its packet cap drops at the AP (see README)",
+    )
     p.add_argument("--out", default=None, help="CSV to append rows to")
     a = p.parse_args(argv)
     rows = []
@@ -437,6 +491,8 @@ def main(argv=None):
             a.max_time,
             control=a.control_mode,
             arp=a.arp,
+            ascii_trace=a.ascii_trace,
+            queue=(int(a.mac_queue[0]), a.mac_queue[1]),
         )
         rows.append(row)
         print(
