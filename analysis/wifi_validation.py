@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from analysis import common
+from edgesim.network.cells import Cells
 from edgesim.network.medium import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.transport import tcp_extra_ns
@@ -102,16 +103,18 @@ def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
             "output": {"local_baseline": False},
         }
         return run(from_dict(raw))["sim_time_s"]["total"]
-    mac = RadioConfig(
+    cfg = RadioConfig(
         access="wifi",
         wifi_standard=STANDARD[standard],
         wifi_mcs=mcs,
         wifi_guard_interval_ns=GUARD_NS[standard],
-    ).wifi_mac()
+    )
+    mac = cfg.wifi_mac()
     lone = mac.efficiency(1)
     alone = round(size * 8 / mac.goodput_bps(1) * 1e9)
     start = int(tcp_extra_ns(np.array([size]), alone, round(2 * LATENCY_S * 1e9))[0])
-    work = round(alone * mac.slow_start_factor(size))  # as Cells.medium_work_ns
+    cells = Cells(cfg, np.zeros(n, dtype=np.int64), None, None, tcp=True)
+    work = int(cells.medium_work_ns(np.array([size]), np.array([alone]))[0])
     zeros = np.zeros(n, dtype=np.int64)
     full = np.full(n, work, dtype=np.int64)
     late = np.full(n, start, dtype=np.int64)

@@ -179,11 +179,15 @@ class WifiMac:
         """Return the TCP payload bits one A-MPDU delivers: mpdus x MSS x 8."""
         return self.mpdus * self.mss * 8.0
 
+    def frame_s(self, nbytes: int) -> float:
+        """Return the time (s) of one PPDU of ``nbytes`` at the PHY rate, then SIFS, the block
+        ack (or ack) and AIFS."""
+        return self.preamble_s + nbytes * 8 / self.phy_bps + SIFS_S + BLOCK_ACK_S + self.aifs_s
+
     @property
     def success_s(self) -> float:
         """Return T_s: the PPDU, SIFS, the block ack and AIFS (s)."""
-        ppdu = self.preamble_s + self.mpdus * self.mpdu_bytes * 8 / self.phy_bps
-        return ppdu + SIFS_S + BLOCK_ACK_S + self.aifs_s
+        return self.frame_s(self.mpdus * self.mpdu_bytes)
 
     @property
     def collision_s(self) -> float:
@@ -195,19 +199,21 @@ class WifiMac:
     def tcp_ack_s(self) -> float:
         """Return the time (s) of one A-MPDU of TCP ACKs answering a data A-MPDU: the ACKs of
         its segments (one per two: delayed ACK), SIFS, the block ack and AIFS."""
-        acks = math.ceil(self.mpdus / 2)
-        ppdu = self.preamble_s + acks * TCP_ACK_MPDU_BYTES * 8 / self.phy_bps
-        return ppdu + SIFS_S + BLOCK_ACK_S + self.aifs_s
+        return self.frame_s(math.ceil(self.mpdus / 2) * TCP_ACK_MPDU_BYTES)
 
     def txop_s(self, mpdus: int) -> float:
         """Return the medium time (s) of one TCP transmission opportunity of ``mpdus`` segments
         with nobody else contending: the data A-MPDU (its PPDU, SIFS, block ack, AIFS), the
         receiver's A-MPDU of TCP ACKs (one per two segments) and a mean backoff of CWmin / 2
         slots before each."""
-        data = self.preamble_s + mpdus * self.mpdu_bytes * 8 / self.phy_bps
-        acks = self.preamble_s + math.ceil(mpdus / 2) * TCP_ACK_MPDU_BYTES * 8 / self.phy_bps
-        per_frame = SIFS_S + BLOCK_ACK_S + self.aifs_s + self.cw_min / 2 * SLOT_S
-        return data + acks + 2 * per_frame
+        data = self.frame_s(mpdus * self.mpdu_bytes)
+        acks = self.frame_s(math.ceil(mpdus / 2) * TCP_ACK_MPDU_BYTES)
+        return data + acks + 2 * self.mean_backoff_s
+
+    @property
+    def mean_backoff_s(self) -> float:
+        """Return a lone sender's mean backoff before a frame: CWmin / 2 slots (s)."""
+        return self.cw_min / 2 * SLOT_S
 
     def slow_start_factor(self, size_bytes: int, initial_window: int = 10) -> float:
         """Return how much more medium time a TCP message of ``size_bytes`` takes than the same
@@ -231,7 +237,7 @@ class WifiMac:
         """
         frames = max(1, -(-size_bytes // self.mss))
         frame = 20e-6 + (self.mss + SEGMENT_OVERHEAD_BYTES) * 8 / rate_bps
-        return frames * (frame + self.aifs_s + self.cw_min / 2 * SLOT_S)
+        return frames * (frame + self.aifs_s + self.mean_backoff_s)
 
     def efficiency(self, n: int) -> float:
         """Return the goodput of n saturated contenders over the PHY rate (Bianchi; see above).
@@ -309,6 +315,5 @@ def _slow_start_factor(mac: WifiMac, size_bytes: int, initial_window: int) -> fl
         window *= 2
         whole, rest = divmod(burst, full)
         spent += whole * mac.txop_s(full) + (mac.txop_s(rest) if rest else 0.0)
-    short = mac.preamble_s + SYN_MPDU_BYTES * 8 / mac.phy_bps
-    spent += 2 * (short + SIFS_S + BLOCK_ACK_S + mac.aifs_s + mac.cw_min / 2 * SLOT_S)
+    spent += 2 * (mac.frame_s(SYN_MPDU_BYTES) + mac.mean_backoff_s)
     return spent / (segments / full * mac.txop_s(full))
