@@ -22,6 +22,11 @@ A configuration in which some ns-3 run waited out a TCP retransmission timer
 (:func:`timed_out`) is marked (``ns3_timeout``, hollow in the figure): edgesim
 models no TCP losses, so there ns-3's mean measures the timer.
 
+At most ``wifi_tcp_backlog`` TCP senders contend at once
+(:data:`edgesim.network.wifi.TCP_BACKLOG`): that default is the one number
+fitted here, to the :data:`CALIBRATION` configurations (:func:`fit_tcp_backlog`;
+``calibration`` in the CSV); every other configuration validates it.
+
 The round trip TCP sees is 2 x ``LATENCY_S`` (the radio latency: channel
 access and a frame). 802.11ax runs with ns-3's default 3.2 us guard interval
 on both sides (73.1 Mbit/s at MCS 7).
@@ -44,6 +49,7 @@ from edgesim.network.cells import Cells
 from edgesim.network.medium import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.transport import tcp_extra_ns
+from edgesim.network.wifi import TCP_BACKLOG
 from edgesim.scenario import from_dict
 from edgesim.simulate import run
 
@@ -57,6 +63,9 @@ MODES = ("uplink", "downlink", "round")
 #: A run of ns-3 that waited out a TCP retransmission timer (1 s at least; 3 s for a SYN)
 #: finishes this much later than its configuration's median run (s).
 TIMEOUT_S = 0.9
+#: The configurations :func:`fit_tcp_backlog` fits: the issue's cell (802.11ac MCS 7) with
+#: 800 kB uplinks from 40 and 50 stations, where TCP senders are far from saturated.
+CALIBRATION = (("ac", 7, 40, 800_000, "uplink"), ("ac", 7, 50, 800_000, "uplink"))
 
 
 def timed_out(times: Sequence[float]) -> bool:
@@ -77,8 +86,24 @@ def ns3_configurations(path: Path = NS3_CSV) -> dict[tuple, list[float]]:
     return out
 
 
-def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
-    """Return edgesim's completion time of the last device (s) for one configuration."""
+def fit_tcp_backlog(configs: dict[tuple, list[float]], candidates: range = range(1, 61)) -> int:
+    """Return the ``wifi_tcp_backlog`` (senders) that best fits ns-3 on :data:`CALIBRATION`:
+    the least sum of squared log ratios of edgesim's time to ns-3's mean."""
+
+    def misfit(backlog: int) -> float:
+        return sum(
+            math.log(edgesim_s(*key, tcp_backlog=backlog) / float(np.mean(configs[key]))) ** 2
+            for key in CALIBRATION
+        )
+
+    return min(candidates, key=misfit)
+
+
+def edgesim_s(
+    standard: str, mcs: int, n: int, size: int, mode: str, tcp_backlog: int = TCP_BACKLOG
+) -> float:
+    """Return edgesim's completion time of the last device (s) for one configuration, with at
+    most ``tcp_backlog`` TCP senders contending at once."""
     if mode == "round":
         raw = {
             "agents": {"count": n},
@@ -94,6 +119,7 @@ def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
                     "wifi_standard": STANDARD[standard],
                     "wifi_mcs": mcs,
                     "wifi_guard_interval_ns": GUARD_NS[standard],
+                    "wifi_tcp_backlog": tcp_backlog,
                     "latency_s": LATENCY_S,
                 },
                 "backhaul": {"hops": 0},
@@ -108,6 +134,7 @@ def edgesim_s(standard: str, mcs: int, n: int, size: int, mode: str) -> float:
         wifi_standard=STANDARD[standard],
         wifi_mcs=mcs,
         wifi_guard_interval_ns=GUARD_NS[standard],
+        wifi_tcp_backlog=tcp_backlog,
     )
     mac = cfg.wifi_mac()
     lone = mac.efficiency(1)
@@ -144,6 +171,7 @@ def rows_for(configs: dict[tuple, list[float]]) -> list[dict]:
                 "ns3_std_s": float(np.std(times)),
                 "ns3_runs": len(times),
                 "ns3_timeout": timed_out(times),
+                "calibration": (std, mcs, n, size, mode) in CALIBRATION,
                 "edgesim_s": ours,
                 "ratio": ours / mean,
             }
@@ -174,6 +202,8 @@ def draw(rows: list[dict]) -> plt.Figure:
             ax.scatter(
                 r["n"] * shift, r["ratio"], edgecolors=color, facecolors=face, marker=marker, s=28
             )
+            if r["calibration"]:
+                ax.scatter(r["n"] * shift, r["ratio"], edgecolors="k", facecolors="none", s=110)
         ax.axhspan(0.9, 1.1, color="C2", alpha=0.15)
         ax.axhspan(0.8, 1.2, color="C2", alpha=0.08)
         ax.axhline(1.0, color="k", lw=0.8)
@@ -202,6 +232,12 @@ def draw(rows: list[dict]) -> plt.Figure:
             [], [], color="0.4", marker="o", mfc="none", ls="", label="hollow: an ns-3 TCP timeout"
         )
     )
+    handles.append(
+        plt.Line2D(
+            [], [], color="k", marker="o", mfc="none", ms=10, ls="",
+            label=f"ringed: fits wifi_tcp_backlog ({TCP_BACKLOG})",
+        )
+    )  # fmt: skip
     axes[1].legend(handles=handles, fontsize=7, loc="lower left")
     fig.suptitle(
         f"edgesim's Wi-Fi cell against ns-3 3.44 (TCP, default EDCA and A-MPDU), {len(rows)}"

@@ -122,13 +122,16 @@ class NetworkConfig:
         ]
         if self.transport != "tcp":
             defaults = NetworkConfig()
-            for key in ("tcp_initial_window", "tcp_mss_bytes"):
-                if getattr(self, key) != getattr(defaults, key):
+            keys = [("", "tcp_initial_window"), ("", "tcp_mss_bytes")]
+            if self.radio.access == "wifi":  # otherwise the radio's own check names it
+                keys.append(("radio.", "wifi_tcp_backlog"))
+            for owner, key in keys:
+                value = getattr(self.radio if owner else self, key)
+                if value != getattr(defaults.radio if owner else defaults, key):
                     errs.append(
                         ScenarioError(
-                            f"network.{key}",
-                            f"{getattr(self, key)!r} would be ignored: it is only used with"
-                            " transport = 'tcp'",
+                            f"network.{owner}{key}",
+                            f"{value!r} would be ignored: it is only used with transport = 'tcp'",
                         )
                     )
         errs += self.mobility.cross_check()

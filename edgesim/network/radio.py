@@ -15,7 +15,7 @@ from edgesim.config import field_errors, option, suggest
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
 from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widths
-from edgesim.network.wifi import STANDARDS, WifiMac, phy_rate_bps
+from edgesim.network.wifi import STANDARDS, TCP_BACKLOG, WifiMac, phy_rate_bps
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,12 @@ class RadioConfig:
         "wifi: OFDM guard interval: 800 or 400 (802.11n/ac), 800, 1600 or 3200 (802.11ax; ns-3's"
         " HE default is 3200)",
         unit="ns",
+        ge=1,
+    )
+    wifi_tcp_backlog: int = option(
+        TCP_BACKLOG,
+        "wifi with transport = 'tcp': the most TCP senders that contend at once (a sender"
+        " waiting for its window's ACKs does not); fitted to ns-3, see docs/network.md",
         ge=1,
     )
     wifi_multicast_bps: float = option(
@@ -287,7 +293,8 @@ class RadioConfig:
             unused += [(k, "access = 'proportional-fair'") for k in ("slot_s", "pf_window_slots")]
         if self.access != "wifi":
             unused += [
-                (k, "access = 'wifi'") for k in ("wifi_standard", "wifi_mcs", "wifi_streams")
+                (k, "access = 'wifi'")
+                for k in ("wifi_standard", "wifi_mcs", "wifi_streams", "wifi_tcp_backlog")
             ]
         elif self.model == "fixed":
             unused.append(
@@ -378,7 +385,11 @@ class RadioConfig:
             self.wifi_guard_interval_ns,
         )
         _, _, _, preamble, per_stream = STANDARDS[self.wifi_standard]
-        return WifiMac(phy, preamble_s=preamble + (self.wifi_streams - 1) * per_stream)
+        return WifiMac(
+            phy,
+            preamble_s=preamble + (self.wifi_streams - 1) * per_stream,
+            tcp_backlog=self.wifi_tcp_backlog,
+        )
 
     def lone_rate_bps(self) -> float:
         """Return the fixed model's rate of a device alone in its cell (bit/s): ``bandwidth_bps``,

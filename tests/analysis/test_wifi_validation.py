@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from analysis import wifi_validation
+from edgesim.network.wifi import TCP_BACKLOG
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +39,6 @@ def test_ns3_runs_are_there_and_repeat(configs):
     assert np.mean(configs[("ac", 7, 40, 800_000, "round")]) == pytest.approx(11.7, rel=0.05)
 
 
-def _known_limit(r):
-    """Small uplinks from many stations: edgesim too slow (docs/network.md, "How close")."""
-    return r["mode"] == "uplink" and r["n"] >= 40 and r["bytes"] < 100_000 and r["mcs"] == 7
-
-
 KEY = ("standard", "mcs", "n", "bytes", "mode")
 
 
@@ -62,11 +58,6 @@ def test_edgesim_meets_the_acceptance_bounds_on_802_11ac(rows, configs):
     assert sum(r["ns3_timeout"] for r in rows) <= len(rows) // 4
     for r in rows:
         ratio = _ratio(r, configs)
-        if _known_limit(r):
-            # Bianchi's saturated senders overstate the collisions of TCP senders that wait
-            # on their windows: measured 1.20 at N = 40 (1.23 at N = 50, outside this grid)
-            assert 1.0 < ratio < 1.25, r
-            continue
         bound = 0.3 if r["n"] == 1 else 0.2
         assert abs(ratio - 1) <= bound, r
         # the large transfers, where TCP's start-up matters least, agree closely
@@ -77,3 +68,16 @@ def test_slow_start_brings_small_downlinks_to_many_stations_within_bounds(rows):
     # without slow start's small A-MPDUs these were 21-25 % too fast (ratios 0.75-0.79)
     small = [r for r in rows if r["bytes"] == 50_000 and r["mode"] == "downlink" and r["n"] > 1]
     assert small and all(0.85 < r["ratio"] < 1.1 for r in small)
+
+
+def test_the_tcp_backlog_default_is_the_fit_and_fixes_small_uplinks_from_many_stations(configs):
+    # the one number fitted to ns-3 (on two configurations); refit when the model changes
+    assert wifi_validation.fit_tcp_backlog(configs) == TCP_BACKLOG
+    # small uplinks from 40 and 50 stations, outside the fit: with every sender saturated
+    # (Bianchi's model alone) edgesim was 18-23 % too slow at MCS 7
+    for std in ("ac", "ax"):
+        for n in (40, 50):
+            key = (std, 7, n, 50_000, "uplink")
+            ns3 = np.mean(configs[key])
+            assert wifi_validation.edgesim_s(*key, tcp_backlog=n) / ns3 > 1.17
+            assert abs(wifi_validation.edgesim_s(*key) / ns3 - 1) < 0.1

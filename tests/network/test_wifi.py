@@ -11,7 +11,14 @@ from scipy.optimize import brentq
 from edgesim.cli import main
 from edgesim.network.medium import contention_ns
 from edgesim.network.radio import RadioConfig
-from edgesim.network.wifi import SLOT_S, STANDARDS, WifiMac, bianchi_tau, phy_rate_bps
+from edgesim.network.wifi import (
+    SLOT_S,
+    STANDARDS,
+    TCP_BACKLOG,
+    WifiMac,
+    bianchi_tau,
+    phy_rate_bps,
+)
 from edgesim.scenario import from_dict
 from edgesim.simulate import run
 from tests.helpers import write
@@ -84,7 +91,7 @@ def test_tcp_acks_contend_as_one_more_contender_with_short_frames():
 
     from edgesim.network.wifi import BLOCK_ACK_S, SIFS_S
 
-    mac = WifiMac(phy_rate_bps("802.11ac", 7, 20, 1))
+    mac = WifiMac(phy_rate_bps("802.11ac", 7, 20, 1), tcp_backlog=50)  # every sender saturated
     for n in (1, 2, 5, 20, 50):
         tau, _ = bianchi_tau(n + 1, 16, 6)
         slot = payload = 0.0
@@ -105,6 +112,20 @@ def test_tcp_acks_contend_as_one_more_contender_with_short_frames():
     # a lone TCP sender loses about 15 % to its receiver's ACKs; ACKs cost at every n
     assert 0.8 < mac.efficiency_tcp(1) / mac.efficiency(1) < 0.9
     assert all(mac.efficiency_tcp(n) < mac.efficiency(n) for n in range(1, 51))
+
+
+def test_tcp_senders_contend_at_most_tcp_backlog_at_once():
+    phy = phy_rate_bps("802.11ac", 7, 20, 1)
+    saturated, mac = WifiMac(phy, tcp_backlog=10**6), WifiMac(phy)
+    assert mac.tcp_backlog == TCP_BACKLOG == RadioConfig().wifi_tcp_backlog
+    for n in range(1, 61):
+        expect = saturated.efficiency_tcp(min(n, TCP_BACKLOG))
+        assert mac.efficiency_tcp(n) == expect
+    # below the cap Bianchi's efficiency falls with n; above it the goodput stays where ns-3's
+    # TCP uplinks level off at this PHY (40-43 Mbit/s from N = 10 to 50; docs/network.md)
+    assert saturated.efficiency_tcp(50) < mac.efficiency_tcp(50) == mac.efficiency_tcp(TCP_BACKLOG)
+    assert 40e6 < mac.efficiency_tcp(50) * phy < 43e6
+    assert RadioConfig(access="wifi", wifi_tcp_backlog=3).wifi_mac().tcp_backlog == 3
 
 
 def test_slow_start_sends_a_tcp_message_in_small_a_mpdus():
@@ -261,6 +282,11 @@ def test_churn_and_tcp_keys_without_their_models_exit_2(tmp_path, capsys):
         ("[network.radio]\naccess = 'wifi'\n[network.availability]\nmodel = 'markov'\n",
          "network.availability.model"),
         ("tcp_initial_window = 4\n", "network.tcp_initial_window"),
+        ("[network.radio]\naccess = 'wifi'\nwifi_tcp_backlog = 5\n",
+         "network.radio.wifi_tcp_backlog"),
+        ("[network.radio]\nwifi_tcp_backlog = 5\n", "network.radio.wifi_tcp_backlog"),
+        ("transport = 'tcp'\n[network.radio]\naccess = 'wifi'\nwifi_tcp_backlog = 0\n",
+         "network.radio.wifi_tcp_backlog"),
     ):  # fmt: skip
         path = write(tmp_path, "[network]\nfidelity = 'events'\n" + text)
         assert main(["validate", str(path)]) == 2
