@@ -136,20 +136,17 @@ def edgesim_s(
         wifi_guard_interval_ns=GUARD_NS[standard],
         wifi_tcp_backlog=tcp_backlog,
     )
-    mac = cfg.wifi_mac()
-    lone = mac.efficiency(1)
-    alone = round(size * 8 / mac.goodput_bps(1) * 1e9)
+    alone = round(size * 8 / cfg.lone_rate_bps() * 1e9)
     start = int(tcp_extra_ns(np.array([size]), alone, round(2 * LATENCY_S * 1e9))[0])
     cells = Cells(cfg, np.zeros(n, dtype=np.int64), None, None, tcp=True)
     work = int(cells.medium_work_ns(np.array([size]), np.array([alone]))[0])
     zeros = np.zeros(n, dtype=np.int64)
     full = np.full(n, work, dtype=np.int64)
     late = np.full(n, start, dtype=np.int64)
-    efficiency = lambda k: mac.efficiency_tcp(k) / lone  # noqa: E731  (as Cells with TCP)
     if mode == "uplink":
-        _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), efficiency)
+        _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), cells.efficiency)
         return (up.max() + round(LATENCY_S * 1e9)) / 1e9
-    down, _ = contention_ns(late, full, zeros, zeros, np.zeros(n, bool), efficiency)
+    down, _ = contention_ns(late, full, zeros, zeros, np.zeros(n, bool), cells.efficiency)
     return (down.max() + round(LATENCY_S * 1e9)) / 1e9
 
 

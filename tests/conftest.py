@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from edgesim.learning.segments import usable_cpus
 from tests.helpers import figure_mnist_env, make_classification, make_regression
 
 
@@ -30,11 +31,7 @@ MAX_WORKERS = 4
 
 def pytest_xdist_auto_num_workers(config):
     """Return the workers for ``-n auto``: the CPUs this process may use, at most MAX_WORKERS."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cpus))
+    return min(MAX_WORKERS, usable_cpus())
 
 
 @pytest.fixture

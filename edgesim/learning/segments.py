@@ -41,6 +41,14 @@ def _row_blocks(offsets: np.ndarray) -> tuple:
 THREAD_CHUNK_BLOCKS = 16
 
 
+def usable_cpus() -> int:
+    """Return the CPUs this process may run on (its affinity mask where the OS has one), >= 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def gradient_threads() -> int:
     """Return how many threads compute the agents' gradients: ``EDGESIM_THREADS``, else the
     CPUs this process may use (at most 8). Blocks are independent, so any count gives
@@ -48,11 +56,7 @@ def gradient_threads() -> int:
     env = os.environ.get("EDGESIM_THREADS", "")
     if env.strip().isdigit() and int(env) > 0:
         return int(env)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
+    return min(8, usable_cpus())
 
 
 _POOL: dict[int, ThreadPoolExecutor] = {}

@@ -77,10 +77,7 @@ class Cells:
         self.tcp = tcp
         self.initial_window = initial_window
         if self.joint:
-            self.mac = mac = cfg.wifi_mac()
-            # relative to the links' lone rate; with TCP its ACKs share the medium (wifi.py)
-            share = mac.efficiency_tcp if tcp else mac.efficiency
-            self._efficiency = lambda n: share(n) / mac.efficiency(1)
+            self.mac = cfg.wifi_mac()
 
     def shared(self, direction: str) -> bool:
         """Whether messages in ``direction`` ('up' or 'down') share their cell's channel."""
@@ -135,6 +132,13 @@ class Cells:
             return finish_ns(arrive_ns, work * self.blocks, group, "fifo", self.blocks)
         return finish_ns(arrive_ns, work, group, DISCIPLINE[access])
 
+    def efficiency(self, n: int) -> float:
+        """Wi-Fi: the medium's delivery with ``n`` contenders over one contender alone (the
+        links' lone rate): Bianchi's efficiency, with TCP's ACKs contending and at most
+        ``wifi_tcp_backlog`` TCP senders (:meth:`WifiMac.efficiency_tcp`). A ratio, <= 1."""
+        share = self.mac.efficiency_tcp if self.tcp else self.mac.efficiency
+        return share(n) / self.mac.efficiency(1)
+
     def medium_work_ns(self, sizes: np.ndarray, work_ns: np.ndarray) -> np.ndarray:
         """Return each message's work on its cell's medium (int64 ns, aligned with ``sizes``).
 
@@ -179,7 +183,7 @@ class Cells:
                 up_offset_ns[idx],
                 up_work_ns[idx],
                 sends[idx],
-                self._efficiency,
+                self.efficiency,
             )
         return down_done, up_done
 
@@ -194,7 +198,7 @@ class Cells:
         """
         cells, where = np.unique(self.ap_of[devices], return_inverse=True)
         if self.joint:
-            t = self.cfg.wifi_mac().multicast_s(size_bytes, self.cfg.wifi_multicast_bps)
+            t = self.mac.multicast_s(size_bytes, self.cfg.wifi_multicast_bps)
             return np.full(cells.size, round(t * 1e9), dtype=np.int64), cells, where
         worst = np.zeros(cells.size, dtype=np.int64)
         np.maximum.at(worst, where, airtime_ns)

@@ -122,15 +122,18 @@ class NetworkConfig:
         ]
         if self.transport != "tcp":
             defaults = NetworkConfig()
-            keys = [("", "tcp_initial_window"), ("", "tcp_mss_bytes")]
+            unused = {
+                f"network.{k}": (getattr(self, k), getattr(defaults, k))
+                for k in ("tcp_initial_window", "tcp_mss_bytes")
+            }
             if self.radio.access == "wifi":  # otherwise the radio's own check names it
-                keys.append(("radio.", "wifi_tcp_backlog"))
-            for owner, key in keys:
-                value = getattr(self.radio if owner else self, key)
-                if value != getattr(defaults.radio if owner else defaults, key):
+                backlog = (self.radio.wifi_tcp_backlog, defaults.radio.wifi_tcp_backlog)
+                unused["network.radio.wifi_tcp_backlog"] = backlog
+            for path, (value, default) in unused.items():
+                if value != default:
                     errs.append(
                         ScenarioError(
-                            f"network.{owner}{key}",
+                            path,
                             f"{value!r} would be ignored: it is only used with transport = 'tcp'",
                         )
                     )
