@@ -51,7 +51,9 @@ class AuditResult:
     """The outcome of an audit.
 
     ``epsilon_claimed``: the runs' ``privacy.epsilon_accounted`` (None when the
-    mechanism claims no privacy); ``epsilon_lower``: the audited lower bound
+    mechanism claims no privacy, as DP-FFL with data-derived constants does);
+    ``epsilon_noise_only``: what the noise alone would give
+    (``privacy.epsilon_noise_only``, None without noise); ``epsilon_lower``: the audited lower bound
     (nats) at ``delta`` with ``confidence``; ``runs``: runs per side;
     ``threshold``/``above``: the distinguisher (D' when the statistic is above
     the threshold, or below it when ``above`` is false); ``tpr``/``fpr``: its
@@ -61,6 +63,7 @@ class AuditResult:
     """
 
     epsilon_claimed: float | None
+    epsilon_noise_only: float | None
     epsilon_lower: float
     delta: float
     confidence: float
@@ -218,7 +221,8 @@ def audit(
     by_id = {r["run_id"]: r for r in records}
     M = base.audit.runs
     stats = {False: np.full(M, np.nan), True: np.full(M, np.nan)}
-    claimed: list[float] = []
+    claimed: list[float | None] = []
+    noise_only: list[float] = []
     canary_agent = -1
     for run in plan.runs:
         rec = by_id.get(run.run_id)
@@ -230,10 +234,12 @@ def audit(
         canary_agent = result["audit"]["canary_agent"]
         if "privacy" in result:
             claimed.append(result["privacy"]["epsilon_accounted"])
+            noise_only.append(result["privacy"]["epsilon_noise_only"])
     delta = base.mechanism.beta
     bound = lower_bound(stats[False], stats[True], delta, base.audit.confidence)
     return AuditResult(
-        epsilon_claimed=max(claimed) if claimed else None,
+        epsilon_claimed=None if not claimed or None in claimed else max(claimed),
+        epsilon_noise_only=max(noise_only) if noise_only else None,
         delta=delta,
         confidence=base.audit.confidence,
         runs=M,

@@ -12,10 +12,15 @@ every run of an audit builds the same one:
 - its label is the rarest training label (classification); in regression its
   features have a typical norm and its target is extreme, so that the model
   cannot fit it quickly and it keeps pulling for the whole run;
-- its scale (of the features in classification, of the target in regression)
-  is chosen so that its per-sample data gradient at the initial model w[0]
-  has norm ``ratio`` times the clipping norm: far above the bound, so that
-  clipping (when on) bites, and an unclipped run leaks.
+- a *gradient* canary (``audit.canary = "gradient"``, the default): its scale
+  (of the features in classification, of the target in regression) is chosen
+  so that its per-sample data gradient at the initial model w[0] has norm
+  ``ratio`` times the clipping norm: far above the bound, so that clipping
+  (when on) bites, and an unclipped run leaks;
+- a *smoothness* canary (``"smoothness"``): its features have ``ratio`` times
+  the median feature norm, so that it raises its agent's curvature and with it
+  any L_g estimated from the data (and so the step sizes 1/L_g): it tests that
+  the server acts on no constant read off the data (docs/privacy.md).
 
 The statistic an audit thresholds is the projection of the released model
 w* on the direction in which the canary's gradient pushes it,
@@ -71,11 +76,18 @@ def _gradient(model: Model, w0: np.ndarray, x: np.ndarray, y, intercept: bool) -
     return model.sample_data_grads(w0, xa, np.asarray([y]))[0]
 
 
-def make_canary(data: FederatedDataset, model: Model, target_norm: float) -> Canary:
-    """Return the :class:`Canary` of ``data`` whose gradient norm at w[0] is ``target_norm``.
+def make_canary(
+    data: FederatedDataset, model: Model, target_norm: float, kind: str = "gradient"
+) -> Canary:
+    """Return the :class:`Canary` of ``data`` of the given ``kind``.
 
-    ``target_norm`` is in gradient units (the audit passes ratio x clipping norm).
-    Raises ValueError when no scale reaches it (a degenerate model).
+    ``kind = "gradient"``: its gradient norm at w[0] is ``target_norm`` (gradient
+    units; the audit passes ratio x clipping norm). ``kind = "smoothness"``: its
+    feature norm is ``target_norm`` times the median training feature norm, so
+    that it raises its agent's curvature, hence a data-derived L_g, by about
+    ``c target_norm^2 median^2 / n_k``; its target is the median |y| (regression)
+    or its label the rarest one. Raises ValueError when no gradient canary scale
+    reaches ``target_norm`` (a degenerate model).
     """
     n_k = data.n_k
     agent = int(np.argmin(n_k))
@@ -95,15 +107,22 @@ def make_canary(data: FederatedDataset, model: Model, target_norm: float) -> Can
         x[feature] = typical  # a typical norm and an extreme target, hard to fit
         return x, scale
 
-    def excess(log_scale: float) -> float:
-        x, y = sample(float(np.exp(log_scale)))
-        return float(np.linalg.norm(_gradient(model, w0, x, y, model.intercept))) - target_norm
+    if kind == "smoothness":
+        x = np.zeros(data.d)
+        x[feature] = target_norm * typical
+        y = label if data.n_classes else float(np.median(np.abs(data.y))) or 1.0
+    elif kind == "gradient":
 
-    lo, hi = -20.0, 20.0
-    if excess(lo) >= 0 or excess(hi) <= 0:
-        raise ValueError(f"audit: no canary scale gives a gradient norm of {target_norm:g}")
-    scale = float(np.exp(brentq(excess, lo, hi, xtol=1e-12)))
-    x, y = sample(scale)
+        def excess(log_scale: float) -> float:
+            x, y = sample(float(np.exp(log_scale)))
+            return float(np.linalg.norm(_gradient(model, w0, x, y, model.intercept))) - target_norm
+
+        lo, hi = -20.0, 20.0
+        if excess(lo) >= 0 or excess(hi) <= 0:
+            raise ValueError(f"audit: no canary scale gives a gradient norm of {target_norm:g}")
+        x, y = sample(float(np.exp(brentq(excess, lo, hi, xtol=1e-12))))
+    else:
+        raise ValueError(f"audit.canary: must be 'gradient' or 'smoothness', got {kind!r}")
     g = _gradient(model, w0, x, y, model.intercept)
     norm = float(np.linalg.norm(g))
     return Canary(agent, row, x, y, norm, -g / norm)

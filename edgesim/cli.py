@@ -216,6 +216,8 @@ def cmd_audit(args) -> int:
     if not args.quiet:
         claimed = result.epsilon_claimed
         claim = "no privacy claim" if claimed is None else f"{claimed:.4g}"
+        if claimed is None and result.epsilon_noise_only is not None:
+            claim += f" (constants read off the data; noise alone {result.epsilon_noise_only:.4g})"
         side = ">" if result.above else "<"
         print(
             f"audit of {base.name or args.scenario}: {result.runs} runs on D and {result.runs} on"
@@ -227,6 +229,8 @@ def cmd_audit(args) -> int:
             + (
                 "  REFUTED: the lower bound exceeds the claimed epsilon"
                 if result.refuted
+                else "  no claim to test"
+                if claimed is None
                 else "  consistent with the claim (a lower bound cannot prove it)"
             )
         )

@@ -63,8 +63,13 @@ class AgentRecord:
     test_loss: float | None = _f("its test loss there: the estimate of its expected risk E_k")
     overall_loss: float | None = _f("payment + train_loss (Definition 1)")
     overall_test_loss: float | None = _f("payment + test_loss")
-    local_loss: float | None = _f("test loss of its own local-learning model (null: not trained)")
-    local_train_loss: float | None = _f("training loss of its local-learning model")
+    local_loss: float | None = _f(
+        "test loss of its own local-learning model (null: not trained); compare it with"
+        " overall_test_loss"
+    )
+    local_train_loss: float | None = _f(
+        "training loss of its local-learning model; compare it with overall_loss"
+    )
     test_accuracy: float | None = _f("classification: its test accuracy at the model it ends with")
     local_test_accuracy: float | None = _f("classification: test accuracy of its local model")
     network: dict | None = _f(
@@ -106,8 +111,9 @@ class RunRecord:
     sim_time_s: dict = _f("simulated seconds: total, phase1, phase2 (zero without a network)")
     model: dict = _f(
         "global_loss (F(w*) over the participants), test_accuracy (classification),"
-        " optimum_loss and optimality_gap (with exact VCG), weights (with"
-        " output.model_weights: w* in the model's shape)"
+        " optimum_loss and optimality_gap (F(w*) - F(w^o); unless exact_vcg = false),"
+        " exact_vcg ({computed, reason}), weights (with output.model_weights: w* in the"
+        " model's shape)"
     )
     payments: list | None = _f(
         "one payment per agent (loss units), 0 for agents that opted out (output.per_agent ="
@@ -128,10 +134,12 @@ class RunRecord:
         optional=True,
     )
     privacy: dict | None = _f(
-        "DP-FFL: alpha, beta, calibration, sigma, sigma_p, epsilon_accounted (tight),"
-        " epsilon_zcdp (the paper's conversion), releases ({label, sensitivity, sigma,"
-        " count}), sensitivity_enforced, public_constants, note, clip_norm, loss_bound,"
-        " clipped_fraction,"
+        "DP-FFL: alpha, beta, calibration, sigma, sigma_p, epsilon_accounted (tight; null"
+        " when public_constants is false: no claim is made), epsilon_zcdp (the paper's"
+        " conversion; null likewise), epsilon_noise_only (the noise's accounting alone, not a"
+        " claim), releases ({label, sensitivity, sigma, count}), sensitivity_enforced,"
+        " public_constants, smoothness ({L_g, source: bound | public | data,"
+        " feature_bound}), note, clip_norm, loss_bound, clipped_fraction,"
         " loss_clipped_fraction",
         optional=True,
     )
@@ -142,8 +150,10 @@ class RunRecord:
     )
     mechanism_info: dict = _f(
         "the mechanism's extras: step sizes, T2_target, gradient_bound_observed,"
-        " phase2_capped, clusters, and FFL's phase2_restarts, phase2_eta2_final,"
-        " payment_discretisation_error (per agent id) and its max"
+        " phase2_capped, clusters, and FFL's phase2_restarts, phase2_eta2_final, and its"
+        " payment error estimate (loss units, per agent id, each with its _max):"
+        " payment_phase1_error, payment_truncation_error, payment_discretisation_error and"
+        " their sum payment_error_estimate"
     )
     audit: dict | None = _f(
         "runs of edgesim audit: trial, neighbour, statistic, canary_agent, canary_gradient_norm",

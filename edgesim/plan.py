@@ -19,9 +19,14 @@ predicts from the mechanism's own rules, without running it:
   rounds on the same data and network). Rounds whose weighted sum is formed
   from the data's moments (ridge's Phase I with truthful, unclipped, open
   reports: :meth:`~edgesim.mechanisms.driver.AgentSide.answer`) cost one
-  pass for the moments, measured, instead of a gradient each. The references
-  computed after the run (exact VCG, local learning, a best-response search)
-  are not included.
+  pass for the moments, measured, instead of a gradient each;
+- the references computed after the mechanism, apart from its wall time: whether
+  exact VCG (K + 1 central solves) or the optimum w^o alone is computed and why
+  (:func:`edgesim.reference.reference_plan`, the run's own decision), with their
+  predicted seconds on the reference machine (the cost model of
+  :mod:`edgesim.reference`); and the local-learning baseline's rounds, at most
+  :func:`edgesim.reference.local_rounds_bound` (a closed-form bound), and seconds.
+  A best-response search is not predicted.
 
 With ``phase2_check = true`` FFL's problems run *at least* T2 rounds, then
 until the stopping rule holds: the plan says so. Lost replies do not change
@@ -44,6 +49,13 @@ from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
 from edgesim.mechanisms.driver import true_unclipped
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
+from edgesim.reference import (
+    local_round_s,
+    local_rounds_bound,
+    problem_shape,
+    reference_plan,
+    seconds_text,
+)
 from edgesim.scenario import Scenario
 from edgesim.simulate import Simulation
 
@@ -159,6 +171,34 @@ def _counts(sim: Simulation, ctx, design) -> dict:
     return out
 
 
+def _references(sim: Simulation) -> dict:
+    """Return the plan's keys for the references computed after the mechanism (module
+    docstring): exact VCG's and w^o's decision and predicted seconds, the local baseline's."""
+    sc = sim.scenario
+    ref = reference_plan(sc)
+    out = {
+        "exact_vcg": ref.exact_vcg,
+        "exact_vcg_reason": ref.reason,
+        "reference_solves": ref.solves,
+        "exact_vcg_s": ref.exact_vcg_s,
+        "optimum_s": ref.optimum_s,
+        "reference_s": ref.seconds,
+        "local_baseline_rounds": None,
+        "local_baseline_s": None,
+    }
+    if sc.output.local_baseline:  # every agent from zeros, with the data's own L (as it runs)
+        model, design = sim.model, sim.design
+        L = sim.federation(np.arange(sim.data.K))[1]
+        g0 = float(
+            np.max(np.linalg.norm(model.agent_grads(model.init(sim.data.d), design), axis=1))
+        )
+        rounds = local_rounds_bound(L, model.strong_convexity(), g0, sc.mechanism.local_rounds)
+        out["local_baseline_rounds"] = rounds
+        # one gradient of every agent at its own model per round, and one more every 10th
+        out["local_baseline_s"] = 1.1 * rounds * local_round_s(problem_shape(sc))
+    return out
+
+
 def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     """Return what running ``scenario`` implies, without running it (module docstring).
 
@@ -168,7 +208,12 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     ``transmissions_up_expected`` (None when the loss model is not independent),
     ``seconds_per_gradient`` (measured), ``report_exchanges`` (the gradient exchanges
     whose reports are formed, not summed from the data's moments), ``wall_time_s``
-    (estimate), ``warn``
+    (estimate, the mechanism only); the references after it: ``exact_vcg`` (whether its
+    K + 1 solves are computed), ``exact_vcg_reason``, ``reference_solves`` (the central
+    solves: K + 1, 1 for w^o alone, or 0), ``exact_vcg_s`` and ``optimum_s`` (predicted
+    seconds on the reference machine, whether or not computed), ``reference_s`` (those
+    of what is computed), ``local_baseline_rounds`` (at most) and ``local_baseline_s``
+    (None without the baseline); ``warn``
     (the estimate exceeds :data:`WARN_ABOVE_S`) and ``notes``.
     """
     sim = sim or Simulation(scenario)
@@ -196,6 +241,7 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         "bytes_up": None,
         "transmissions_up_expected": None,
         "notes": c["notes"],
+        **_references(sim),
     }
     t_grad = _gradient_time(sim, ctx, design)
     out["seconds_per_gradient"] = t_grad
@@ -286,6 +332,17 @@ def describe(p: dict, memory=None) -> str:
         lines.append(
             f"  wall time     about {p['wall_time_s']:.3g} s (one all-agents gradient:"
             f" {p['seconds_per_gradient'] * 1e3:.3g} ms)"
+        )
+    if "exact_vcg_reason" in p:
+        vcg = p["exact_vcg_reason"]
+        if not p["exact_vcg"] and p["reference_solves"]:
+            vcg += f"; the optimum w^o: 1 solve, about {seconds_text(p['optimum_s'])} s"
+        lines.append(f"  exact VCG     {vcg}")
+    if p.get("local_baseline_rounds") is not None:
+        lines.append(
+            f"  local         baseline: at most {p['local_baseline_rounds']:,d} rounds, at most"
+            f" about {seconds_text(p['local_baseline_s'])} s (output.local_baseline = false skips"
+            " it)"
         )
     if memory is not None:
         lines.append(f"  memory        {memory.describe()}")

@@ -21,7 +21,14 @@ from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model, make_model
 from edgesim.mechanisms import make_mechanism
-from edgesim.mechanisms.base import Outcome, ServerContext, clip_norm, loss_bound
+from edgesim.mechanisms.base import (
+    Outcome,
+    ServerContext,
+    clip_norm,
+    feature_bound,
+    loss_bound,
+    smoothness_source,
+)
 from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
@@ -29,11 +36,10 @@ from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
 from edgesim.network.server import NetworkServer
 from edgesim.output import AgentRecord, RunRecord
+from edgesim.reference import optimum, reference_plan
 from edgesim.scenario import Scenario
 from edgesim.version import __version__
 
-EXACT_VCG_AUTO_MAX_K = 500
-EXACT_VCG_AUTO_MAX_K_RIDGE = 100_000
 STREAMS = ("data", "server", "agents")
 #: ``mechanism_info`` lists holding one value per participant, reported per agent id
 #: (null for an agent that opted out).
@@ -42,6 +48,9 @@ PER_PARTICIPANT_INFO = (
     "phase2_restarts",
     "phase2_eta2_final",
     "payment_discretisation_error",
+    "payment_phase1_error",
+    "payment_truncation_error",
+    "payment_error_estimate",
 )
 
 
@@ -115,9 +124,14 @@ class Simulation:
         if audit_trial(scenario):  # built from D, so both sides of an audit build the same one
             mech = scenario.mechanism
             C = clip_norm(mech) or mech.gradient_bound
-            self.canary = make_canary(self.data, self.model, scenario.audit.canary_norm * C)
+            a = scenario.audit
+            size = a.canary_norm * (C if a.canary == "gradient" else 1.0)
+            self.canary = make_canary(self.data, self.model, size, a.canary)
             if scenario.audit.neighbour:
                 self.data = self.canary.insert(self.data)
+        R = feature_bound(scenario.mechanism)
+        if R is not None:  # each device clips its own samples, the canary included
+            self.data = self.data.clip_features(R, copy=data is not None)
         self.design = self.model.design(self.data)
         self.population = Population(
             K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
@@ -174,9 +188,12 @@ class Simulation:
         if participants.size == 0:
             raise ValueError("every agent opted out: nothing to federate")
         design, L_g = self.federation(participants)
-        public = self.scenario.mechanism.public_smoothness
-        if public != "data":  # the server's L_g is public knowledge, not read off the data
-            L_g = float(public)
+        mech = self.scenario.mechanism
+        source = smoothness_source(mech)  # 'public' and 'bound' are known without the data
+        if source == "public":
+            L_g = float(mech.public_smoothness)
+        elif source == "bound":
+            L_g = self.model.smoothness_bound(feature_bound(mech))
         ctx = ServerContext(
             self.model,
             self.scenario.mechanism,
@@ -298,13 +315,6 @@ def _floats(values: np.ndarray) -> list:
     return [None if not math.isfinite(v) else v for v in out.tolist()]
 
 
-def _exact_vcg_wanted(setting, K: int, model_kind: str) -> bool:
-    """'auto': ridge up to K = 10^5 (one batched solve), logistic up to K = 500 (K solves)."""
-    if setting == "auto":
-        return K <= (EXACT_VCG_AUTO_MAX_K_RIDGE if model_kind == "ridge" else EXACT_VCG_AUTO_MAX_K)
-    return bool(setting)
-
-
 def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     """Run a scenario; returns the output-contract dict (see docs/output.md)."""
     sim = sim or Simulation(scenario)
@@ -361,12 +371,17 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         )
 
     vcg = None
-    if _exact_vcg_wanted(scenario.mechanism.exact_vcg, mrun.participants.size, model.kind):
+    reference = reference_plan(scenario)  # exact VCG, w^o alone, or neither (edgesim.reference)
+    if reference.exact_vcg:
         w_o, vcg_fed = vcg_payments(model, mrun.design, p)
-        model_out["optimum_loss"] = model.loss(w_o, mrun.design, p)
-        model_out["optimality_gap"] = glob - model_out["optimum_loss"]
         vcg = np.zeros(K)
         vcg[mrun.participants] = vcg_fed
+    elif reference.optimum:
+        w_o = optimum(model, mrun.design, p)
+    if reference.optimum:
+        model_out["optimum_loss"] = model.loss(w_o, mrun.design, p)
+        model_out["optimality_gap"] = glob - model_out["optimum_loss"]
+    model_out["exact_vcg"] = {"computed": reference.exact_vcg, "reason": reference.reason}
     result.model = model_out
     result.payments = payments
     if vcg is not None:

@@ -47,6 +47,40 @@ def _restarts(result: dict) -> str | None:
     return "diverged, restarted from w* at a smaller eta2: problem of " + ", ".join(parts)
 
 
+def _payment_error_lines(result: dict) -> list[str]:
+    """Return the payment error estimate's lines (FFL): its parts, and a warning when Phase I's
+    gap is the largest part and above ``mechanism.epsilon``; [] when the mechanism has none.
+
+    The estimate covers |P_k - P_k^VCG| in loss units (``mechanism_info``; derived in
+    :mod:`edgesim.mechanisms.payment_error`); each part is its own maximum over the agents.
+    """
+    info = result.get("mechanism_info") or {}
+    total = info.get("payment_error_estimate_max")
+    if total is None:
+        return []
+    gap = info.get("payment_phase1_error_max")
+    trunc = info.get("payment_truncation_error_max")
+    disc = info.get("payment_discretisation_error_max")
+    lines = [
+        f"  payments      error estimate {total:.1e} (Phase I gap {_fmt(gap, '.1e')},"
+        f" Phase II truncation {_fmt(trunc, '.1e')}, discretisation {_fmt(disc, '.1e')})"
+    ]
+    mech = result["scenario"].get("mechanism") or {}
+    epsilon = mech.get("epsilon")
+    others = max((x for x in (trunc, disc) if x is not None), default=0.0)
+    if gap is not None and gap >= others and epsilon is not None and gap > epsilon:
+        T1 = result["iterations"]["phase1"]
+        if mech.get("phase1_rounds") == "theory":
+            fix = f'set mechanism.phase1_rounds above the {T1} rounds "theory" gave'
+        else:
+            fix = f'raise mechanism.phase1_rounds (now {T1}) or set it to "theory"'
+        lines.append(
+            f"  payments      WARNING: Phase I stopped short of the optimum; its gap dominates"
+            f" the payment error ({gap:.1e} > epsilon {epsilon:g}): {fix}"
+        )
+    return lines
+
+
 def _columns_line(meta: dict) -> str:
     """Return the per-agent sidecar's line: where it is and the quantiles of the payments."""
     where = f"in {meta['file']}" if meta.get("file") else "not written (give --json FILE)"
@@ -86,6 +120,9 @@ def summary(result: dict) -> str:
         f" (optimum {_fmt(m.get('optimum_loss'), '.6g')}, gap {gap:.2e})" if gap is not None else ""
     )
     lines.append(f"  model         global loss {_fmt(m.get('global_loss'), '.6g')}{gap_s}{acc_s}")
+    reference = m.get("exact_vcg") or {}
+    if reference.get("computed") is False and sc["mechanism"]["exact_vcg"] == "auto":
+        lines.append(f"  exact VCG     {reference.get('reason')}")  # why 'auto' skipped it
     c = result["communication"]
     lines.append(
         f"  communication {c['messages_down']} messages down ({c['bytes_down'] / 1e6:.3f} MB), "
@@ -108,41 +145,55 @@ def summary(result: dict) -> str:
     if nonzero:
         err = result.get("payment_error_max")
         err_s = f", max |P - P_VCG| = {err:.3e}" if err is not None else ""
-        disc = (result.get("mechanism_info") or {}).get("payment_discretisation_error_max")
+        info = result.get("mechanism_info") or {}
+        disc = info.get("payment_discretisation_error_max")
         disc_s = f", discretisation error estimate {disc:.1e}" if disc is not None else ""
+        if "payment_error_estimate_max" in info:  # the breakdown below has it
+            disc_s = ""
         lines.append(
             f"  payments      total {_fmt(result.get('budget_total'), '.6g')}{err_s}{disc_s}"
         )
+        lines += _payment_error_lines(result)
     if "privacy" in result:
         pr = result["privacy"]
-        lines.append(
-            f"  privacy       target alpha {_fmt(pr.get('alpha'), 'g')}, accounted epsilon "
-            f"{_fmt(pr.get('epsilon_accounted'), '.4g')} (paper's zCDP conversion "
-            f"{_fmt(pr.get('epsilon_zcdp'), '.4g')})"
-        )
-        if pr.get("sensitivity_enforced") is False:
-            lines.append("  privacy       WARNING: clipping is off, so that epsilon is assumed")
         if pr.get("public_constants") is False:
             lines.append(
-                "  privacy       WARNING: L_g, read off the data, sets the step sizes; the epsilon"
-                " does not cover it (set mechanism.public_smoothness)"
+                f"  privacy       NO privacy claim: L_g, read off the data, sets the step sizes"
+                f" (the noise alone would give epsilon {_fmt(pr.get('epsilon_noise_only'), '.4g')},"
+                " which that release can break); leave mechanism.public_smoothness 'auto'"
             )
+        else:
+            lines.append(
+                f"  privacy       target alpha {_fmt(pr.get('alpha'), 'g')}, accounted epsilon "
+                f"{_fmt(pr.get('epsilon_accounted'), '.4g')} (paper's zCDP conversion "
+                f"{_fmt(pr.get('epsilon_zcdp'), '.4g')})"
+            )
+        if pr.get("sensitivity_enforced") is False:
+            lines.append("  privacy       WARNING: clipping is off, so that epsilon is assumed")
     if not result["agents"] and result.get("per_agent"):
         lines.append(_columns_line(result["per_agent"]))
         shown = []
     else:
         shown = result["agents"][:12]
+    on_test = any(a.get("test_loss") is not None for a in result["agents"])
+    own, overall_key, local_key = (
+        ("test_loss", "overall_test_loss", "local_loss")
+        if on_test
+        else ("train_loss", "overall_loss", "local_train_loss")
+    )
     if shown:
+        data = "test" if on_test else "training"
         lines.append(
-            "  agent      n  strategy            payment   train loss  overall    local loss"
+            f"  agent      n  strategy            payment  {own.replace('_', ' '):>10s}  overall"
+            f"    local loss  (losses on the {data} set; overall = payment + own loss)"
         )
     for a in shown:
         pay = _fmt(a["payment"], "9.4f", f"{'-':>9s}")
-        train = _fmt(a["train_loss"], "10.4f", f"{'-':>10s}")
-        overall = _fmt(a["overall_loss"], "9.4f", f"{'-':>9s}")
-        local = _fmt(a["local_loss"], "10.4f", f"{'-':>10s}")
+        loss = _fmt(a.get(own), "10.4f", f"{'-':>10s}")
+        overall = _fmt(a.get(overall_key), "9.4f", f"{'-':>9s}")
+        local = _fmt(a.get(local_key), "10.4f", f"{'-':>10s}")
         lines.append(
-            f"  {a['id']:5d} {a['n']:6d}  {a['strategy']:<18s} {pay} {train} {overall}  {local}"
+            f"  {a['id']:5d} {a['n']:6d}  {a['strategy']:<18s} {pay} {loss} {overall}  {local}"
         )
     if shown and len(result["agents"]) > len(shown):
         lines.append(f"  ... {len(result['agents']) - len(shown)} more agents in the JSON")

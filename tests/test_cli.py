@@ -590,8 +590,62 @@ def test_run_whose_phase2_diverges_restarts_it_and_says_so(amplify64):
     assert all(isinstance(p, float) for p in result["payments"])
     assert result["budget_total"] is not None
     assert "diverged, restarted from w* at a smaller eta2: problem of agent 1 (1x" in out
-    assert "discretisation error estimate" in out
-    assert "DIVERGED" not in out
+    est = info["payment_error_estimate_max"]
+    assert f"error estimate {est:.1e} (Phase I gap" in out and "discretisation" in out
+    assert "DIVERGED" not in out and "WARNING" not in out
+
+
+def _with_error_parts(result: dict, gap: float, trunc: float, disc: float, T1=3000) -> dict:
+    """Return a copy of ``result`` whose payment error estimate has these parts (maxima)."""
+    out = json.loads(json.dumps(result))
+    out["mechanism_info"].update(
+        payment_phase1_error_max=gap,
+        payment_truncation_error_max=trunc,
+        payment_discretisation_error_max=disc,
+        payment_error_estimate_max=gap + trunc + disc,
+    )
+    out["scenario"]["mechanism"]["phase1_rounds"] = T1
+    return out
+
+
+def test_summary_warns_when_phase1_gap_dominates_the_payment_error(amplify64):
+    """The warning names the fix; it needs the gap to be the largest part and above epsilon."""
+    from edgesim.cli import summary
+
+    _, _, result = amplify64
+    eps = result["scenario"]["mechanism"]["epsilon"]  # 1e-8
+    text = summary(_with_error_parts(result, 5.0, 1e-3, 1e-4))
+    assert "error estimate 5.0e+00 (Phase I gap 5.0e+00, Phase II truncation 1.0e-03" in text
+    assert "WARNING: Phase I stopped short of the optimum; its gap dominates" in text
+    assert 'raise mechanism.phase1_rounds (now 3000) or set it to "theory"' in text
+    theory = summary(_with_error_parts(result, 5.0, 1e-3, 1e-4, T1="theory"))
+    assert 'set mechanism.phase1_rounds above the 3000 rounds "theory" gave' in theory
+    assert "WARNING" not in summary(_with_error_parts(result, 5.0, 6.0, 1e-4))  # truncation
+    assert "WARNING" not in summary(_with_error_parts(result, eps / 2, eps / 4, eps / 8))
+
+
+def test_summary_agent_table_compares_overall_and_local_on_the_same_data(amplify64):
+    """Test set: overall = payment + test loss beside the local model's test loss; without
+    test losses, both on the training set; the header says which."""
+    from edgesim.cli import summary
+
+    _, _, result = amplify64
+    a = result["agents"][0]
+    assert a["overall_test_loss"] != a["overall_loss"] and a["local_loss"] is not None
+    lines = summary(result).splitlines()
+    header = next(line for line in lines if line.startswith("  agent "))
+    row = next(line for line in lines if line.startswith("      0 "))
+    assert "test loss" in header and "losses on the test set" in header
+    assert f"{a['test_loss']:10.4f} {a['overall_test_loss']:9.4f}  {a['local_loss']:10.4f}" in row
+    no_test = json.loads(json.dumps(result))
+    for agent in no_test["agents"]:
+        agent["test_loss"] = agent["overall_test_loss"] = agent["local_loss"] = None
+    lines = summary(no_test).splitlines()
+    header = next(line for line in lines if line.startswith("  agent "))
+    row = next(line for line in lines if line.startswith("      0 "))
+    assert "train loss" in header and "losses on the training set" in header
+    local = a["local_train_loss"]
+    assert f"{a['train_loss']:10.4f} {a['overall_loss']:9.4f}  {local:10.4f}" in row
 
 
 def test_run_whose_phase1_diverges_exits_0_and_names_phase1(tmp_path, capsys):

@@ -5,26 +5,10 @@ fail it; ``python -m tests.golden --check`` compares the bytes."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
-from tests.golden import HERE, SHIPPED, output
-
-
-def _same(a, b, where: str = "") -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), f"{where}: keys differ"
-        for k in a:
-            _same(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), f"{where}: lengths differ"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), f"{where}: {a} != {b}"
-    else:
-        assert a == b, f"{where}: {a!r} != {b!r}"
+from tests.golden import HERE, SHIPPED, differences, output
 
 
 def test_every_shipped_scenario_has_a_golden_file():
@@ -34,4 +18,18 @@ def test_every_shipped_scenario_has_a_golden_file():
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_shipped_scenario_gives_its_golden_json(path):
     golden = json.loads((HERE / f"{path.stem}.json").read_text())
-    _same(golden, json.loads(output(path)), path.stem)
+    assert differences(golden, json.loads(output(path))) == []
+
+
+def test_differences_names_each_change_and_allows_added_keys_only_when_asked():
+    golden = {"a": 1.0, "b": [1, {"c": "x"}], "d": True}
+    assert differences(golden, {**golden, "e": 2}, added=True) == []
+    assert differences(golden, {**golden, "e": 2}) == [".e: added"]
+    assert differences(golden, {**golden, "a": 1.0 + 1e-12}) == []  # BLAS-level noise
+    assert differences(golden, {**golden, "a": 1.001}, added=True) == [".a: 1.0 != 1.001"]
+    changed = {"a": 1.0, "b": [1, {"c": "y", "z": 0}], "d": 1}
+    assert differences(golden, changed, added=True) == [".b[1].c: 'x' != 'y'", ".d: True != 1"]
+    assert differences(golden, {"a": 1.0, "b": [1]}, added=True) == [
+        ".d: missing",
+        ".b: a list of 2 became [1]",
+    ]

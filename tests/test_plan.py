@@ -7,7 +7,7 @@ import pytest
 from edgesim import plan as planner
 from edgesim import scenario
 from edgesim.cli import main
-from edgesim.simulate import run
+from edgesim.simulate import Simulation, run
 
 SMALL = [
     "agents.count=6",
@@ -126,3 +126,45 @@ def test_the_plan_knows_which_rounds_form_reports(monkeypatch, extra):
     assert len(calls) == p["report_exchanges"]
     summed = "clip_norm=5" not in " ".join(extra) and "logistic" not in " ".join(extra)
     assert p["report_exchanges"] == p["exchanges"] - (12 if summed else 0)
+
+
+@pytest.mark.parametrize(
+    "extra, solves",
+    [([], 7), (["mechanism.kind=fedavg"], 1), (["mechanism.exact_vcg=false"], 0),
+     (["mechanism.kind=fedavg", "mechanism.exact_vcg=true"], 7)],
+    ids=["ffl-auto", "fedavg-auto", "off", "fedavg-on"],
+)  # fmt: skip
+def test_the_plan_counts_the_reference_solves_a_run_makes(monkeypatch, extra, solves):
+    # Logistic: every central solve of the references is one vcg.solve_weighted (L-BFGS-B).
+    from edgesim.mechanisms import vcg
+
+    sc = scenario.load(None, [*SMALL, *MEMORY, "mechanism.phase1_rounds=20",
+                              "mechanism.phase2_rounds=2", *extra])  # fmt: skip
+    p = planner.plan(sc)
+    calls = []
+    real = vcg.solve_weighted
+    monkeypatch.setattr(vcg, "solve_weighted", lambda *a, **k: calls.append(1) or real(*a, **k))
+    result = run(sc)
+    assert p["reference_solves"] == len(calls) == solves
+    assert p["exact_vcg"] == result["model"]["exact_vcg"]["computed"] == (solves > 1)
+    assert p["exact_vcg_reason"] == result["model"]["exact_vcg"]["reason"]
+    assert p["reference_s"] == (p["exact_vcg_s"] if solves > 1 else p["optimum_s"] * solves)
+
+
+def test_the_plan_says_why_it_skips_and_what_the_local_baseline_costs(capsys):
+    from edgesim.learning.local import local_models
+
+    over = [*SMALL, *MEMORY, "mechanism.kind=fedavg", "output.local_baseline=true"]
+    sc = scenario.load(None, over)
+    sim = Simulation(sc)
+    p = planner.plan(sc, sim)
+    _, rounds = local_models(sim.model, sim.design, sc.mechanism.local_rounds)
+    assert rounds <= p["local_baseline_rounds"] <= sc.mechanism.local_rounds
+    assert p["local_baseline_s"] > 0
+    assert main(["plan", *[a for o in over for a in ("--set", o)]]) == 0
+    text = capsys.readouterr().out
+    assert "  exact VCG     skipped: fedavg has no payments to compare (K + 1 = 7 solves" in text
+    assert "; the optimum w^o: 1 solve, about" in text
+    assert f"  local         baseline: at most {p['local_baseline_rounds']:,d} rounds" in text
+    off = planner.plan(scenario.load(None, [*SMALL, *MEMORY]))
+    assert off["local_baseline_rounds"] is None and off["local_baseline_s"] is None

@@ -812,3 +812,11 @@ def test_fuzzed_files_validate_or_exit_2_one_line_per_error(tmp_path_factory, ra
     assert "Traceback" not in err.getvalue()
     for line in lines:
         assert line.startswith(f"{p}: ") and len(line) > len(f"{p}: ")
+
+
+def test_dp_ffl_public_bound_needs_the_feature_clip():
+    e = one_error({"mechanism": {"kind": "dp-ffl", "feature_bound": "off"}})
+    assert e.key == "mechanism.feature_bound" and "public_smoothness" in e.message
+    # stated in public, or another mechanism: no feature clip needed
+    from_dict({"mechanism": {"kind": "dp-ffl", "feature_bound": "off", "public_smoothness": 4.0}})
+    from_dict({"mechanism": {"kind": "ffl", "feature_bound": "off"}})

@@ -373,6 +373,16 @@ class Model:
         lam = batched_top_eigenvalue(design.Xa, design.starts, design.n_k, blocks=design.blocks)
         return c * lam + self.l2
 
+    def smoothness_bound(self, feature_bound: float) -> float:
+        """Return c (R^2 + 1) + l2 (c R^2 + l2 without an intercept): an L_g valid for every F_k
+        whose samples have feature norm <= R = ``feature_bound``, known without the data.
+
+        Each per-sample Hessian is c x_a x_a^T + l2 I with x_a the features and the
+        intercept's 1, and |x_a|^2 <= R^2 + 1 (``c`` as in :meth:`smoothness`).
+        """
+        R2 = float(feature_bound) ** 2 + (1.0 if self.intercept else 0.0)
+        return self.curvature_factor() * R2 + self.l2
+
     def predict(self, w: np.ndarray, Xa: np.ndarray) -> np.ndarray:
         """Return predictions: real values (ridge) or class indices (logistic)."""
         raise NotImplementedError

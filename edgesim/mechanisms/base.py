@@ -121,14 +121,25 @@ class MechanismConfig:
         gt=0,
     )
     public_smoothness: float | str = option(
-        "data",
+        "auto",
         "the smoothness constant L_g the server uses for its step sizes and for the 'theory'"
-        " rules (Theorem 1, Theorem 3, Proposition 9): a number, known in public (e.g. c R^2 +"
-        " l2 from a bound R on the feature norms, c = 1 ridge, 1/2 logistic; it must not be"
-        " below the true L_g), or 'data' (estimated from the agents' data: dp-ffl's epsilon"
-        " does not cover what that reveals, and its privacy output says so)",
+        " rules (Theorem 1, Theorem 3, Proposition 9): a number known in public (it must not be"
+        " below the true L_g), 'auto' (dp-ffl: the public bound c (R^2 + 1) + l2 that the"
+        " agents' feature clip R = feature_bound makes true, c = 1 ridge, 1/2 logistic, the 1"
+        " for the intercept; other mechanisms: estimated from the data) or 'data' (estimated"
+        " from the agents' data: dp-ffl then makes no privacy claim, docs/privacy.md)",
         kinds=(float, int, str),
-        choices=("data",),
+        choices=("auto", "data"),
+        gt=0,
+    )
+    feature_bound: float | str = option(
+        "auto",
+        "clip every sample's feature vector (the intercept excluded) to this L2 norm R on the"
+        " agent's side before anything is computed from it: a number R, 'auto' (1 for dp-ffl"
+        " with public_smoothness = 'auto', whose public L_g rests on it, as in Chaudhuri,"
+        " Monteleoni and Sarwate's private ERM; no clipping otherwise) or 'off'",
+        kinds=(float, int, str),
+        choices=("auto", "off"),
         gt=0,
     )
     secure_aggregation: bool | str = option(
@@ -141,8 +152,10 @@ class MechanismConfig:
     )
     exact_vcg: str | bool = option(
         "auto",
-        "also compute exact VCG payments centrally for reference: true, false or 'auto'"
-        " (ridge: K <= 10^5, one batched solve; logistic: K <= 500)",
+        "also compute exact VCG payments centrally for reference (K + 1 solves): true, false"
+        " (nor the optimum w^o) or 'auto': only for a mechanism with payments (not fedavg,"
+        " local, or a registered one with has_payments = False) and only when its predicted"
+        " cost is at most half of the run's or under 2 s (edgesim.reference); else w^o alone",
         kinds=(bool, str),
         choices=("auto",),
     )
@@ -201,6 +214,30 @@ def loss_bound(cfg: MechanismConfig) -> float | None:
     if cfg.loss_bound == "auto":
         return 1.0 if cfg.kind == "dp-ffl" else None
     return float(cfg.loss_bound)
+
+
+def feature_bound(cfg: MechanismConfig) -> float | None:
+    """Return R, the L2 norm every sample's features are clipped to on the device, or None.
+
+    ``'auto'`` is 1 for dp-ffl when its L_g is the public bound (``public_smoothness =
+    'auto'``), the normalisation private ERM assumes (Chaudhuri, Monteleoni and Sarwate,
+    JMLR 2011), and no clipping otherwise; ``'off'`` never clips.
+    """
+    if cfg.feature_bound == "off":
+        return None
+    if cfg.feature_bound == "auto":
+        return 1.0 if cfg.kind == "dp-ffl" and cfg.public_smoothness == "auto" else None
+    return float(cfg.feature_bound)
+
+
+def smoothness_source(cfg: MechanismConfig) -> str:
+    """Return where the server's L_g comes from: 'public' (a stated number), 'bound' (the
+    feature clip's public bound) or 'data' (estimated from the agents' data)."""
+    if cfg.public_smoothness == "data":
+        return "data"
+    if cfg.public_smoothness != "auto":
+        return "public"
+    return "bound" if cfg.kind == "dp-ffl" else "data"
 
 
 def secure_aggregation(cfg: MechanismConfig) -> bool:

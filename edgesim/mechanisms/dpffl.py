@@ -41,9 +41,11 @@ from edgesim.mechanisms.base import (
     Outcome,
     ServerContext,
     clip_norm,
+    feature_bound,
     loss_bound,
     register_mechanism,
     secure_aggregation,
+    smoothness_source,
 )
 from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.protocol import Gather
@@ -85,10 +87,14 @@ def public_constants(cfg) -> bool:
     """Return whether every constant the server derives is public (not read off the data).
 
     The server reads L_g for a 'theory' step size, 'theory' rounds (Proposition 9)
-    and 'theory' clusters (Theorem 3); with ``public_smoothness = 'data'`` L_g is
-    estimated from the agents' data, a release the accounting does not cover.
+    and 'theory' clusters (Theorem 3). L_g is public when stated
+    (``public_smoothness`` a number) or when it is the bound of the agents'
+    feature clip (``'auto'``); with ``public_smoothness = 'data'`` it is
+    estimated from the agents' data, a release the accounting does not cover,
+    unless nothing reads it (numeric step sizes, rounds and clusters). mu = l2 and
+    the sample counts n_k are public (a replace-one neighbour keeps every n_k).
     """
-    if cfg.public_smoothness != "data":
+    if smoothness_source(cfg) != "data":
         return True
     uses = (cfg.eta1, cfg.eta2, cfg.phase1_rounds, cfg.phase2_rounds, cfg.clusters)
     return "theory" not in uses
@@ -133,6 +139,60 @@ def _noise(ctx: ServerContext, T1: int, T2: int, L: int):
     if L > 0:
         releases.append(privacy.Release(pay_sens, sigma_p, K, "payment"))
     return sigma, sigma_p, releases
+
+
+def _privacy_info(ctx: ServerContext, sigma: float, sigma_p: float, releases) -> dict:
+    """Return the run's ``privacy`` record: the noise, the releases and what is claimed.
+
+    ``epsilon_accounted`` and ``epsilon_zcdp`` are the claim (nats). When a
+    constant the server acts on was read off the data (``public_constants``
+    false) no claim is made: both are None and ``epsilon_noise_only`` holds
+    what the noise alone would give, which the uncovered release can break.
+    """
+    cfg = ctx.cfg
+    enforced = clip_norm(cfg) is not None and loss_bound(cfg) is not None
+    public = public_constants(cfg)
+    eps, eps_zcdp = (
+        privacy.epsilon_accounted(releases, cfg.beta),
+        privacy.epsilon_zcdp(releases, cfg.beta),
+    )
+    if not enforced:
+        note = (
+            "clipping is off: epsilon_accounted ASSUMES per-sample gradient norms <="
+            " gradient_bound and per-sample losses in [0, 1]; nothing enforces it, so the"
+            " figure may be false"
+        )
+    else:
+        note = (
+            "server-side noise after secure aggregation protects against agents and"
+            " outsiders, not against the server; the sensitivities hold because each agent"
+            " clips its per-sample gradients to clip_norm and its per-sample losses to"
+            " [0, loss_bound]"
+        )
+    if not public:
+        note += (
+            "; NO privacy claim: L_g, read off the data (public_smoothness = 'data'), sets the"
+            " step sizes (and 'theory' rounds or clusters), a release the accounting does not"
+            " cover; epsilon_noise_only is the noise's accounting alone. Leave"
+            " public_smoothness 'auto' (a public bound from the feature clip), or give a"
+            " number, or numeric eta1, eta2, rounds and clusters"
+        )
+    R = feature_bound(cfg)
+    return {
+        "alpha": cfg.alpha,
+        "beta": cfg.beta,
+        "calibration": cfg.calibration,
+        "sigma": sigma,
+        "sigma_p": sigma_p,
+        "epsilon_accounted": eps if public else None,
+        "epsilon_zcdp": eps_zcdp if public else None,
+        "epsilon_noise_only": eps,
+        "releases": [r.to_json() for r in releases],
+        "sensitivity_enforced": enforced,
+        "public_constants": public,
+        "smoothness": {"L_g": ctx.L_g, "source": smoothness_source(cfg), "feature_bound": R},
+        "note": note,
+    }
 
 
 def dp_ffl(ctx: ServerContext):
@@ -188,33 +248,7 @@ def dp_ffl(ctx: ServerContext):
         "clusters": L,
         "cluster_of_agent": clusters.tolist(),
         "secure_aggregation": secure,
-        "privacy": {
-            "alpha": cfg.alpha,
-            "beta": cfg.beta,
-            "calibration": cfg.calibration,
-            "sigma": sigma,
-            "sigma_p": sigma_p,
-            "epsilon_accounted": privacy.epsilon_accounted(releases, cfg.beta),
-            "epsilon_zcdp": privacy.epsilon_zcdp(releases, cfg.beta),
-            "releases": [r.to_json() for r in releases],
-            "sensitivity_enforced": clip_norm(cfg) is not None and loss_bound(cfg) is not None,
-            "public_constants": public_constants(cfg),
-            "note": "server-side noise after secure aggregation protects against agents and"
-            " outsiders, not against the server; the sensitivities hold because each agent"
-            " clips its per-sample gradients to clip_norm and its per-sample losses to"
-            " [0, loss_bound]"
-            + (
-                ""
-                if public_constants(cfg)
-                else "; but L_g, read off the data, sets the step sizes (and 'theory' rounds or"
-                " clusters), and the accounting does not cover what that reveals: set"
-                " mechanism.public_smoothness, or numeric eta1, eta2, rounds and clusters"
-            )
-            if clip_norm(cfg) is not None and loss_bound(cfg) is not None
-            else "clipping is off: epsilon_accounted ASSUMES per-sample gradient norms <="
-            " gradient_bound and per-sample losses in [0, 1]; nothing enforces it, so the"
-            " figure may be false",
-        },
+        "privacy": _privacy_info(ctx, sigma, sigma_p, releases),
     }
     return Outcome(
         w_star,

@@ -63,10 +63,15 @@ Discretisation error. Both payment rules are accumulated along the same path
 from the same reports (no message more), and ``mechanism_info`` reports per
 agent an estimate of the chosen rule's discretisation error,
 ``payment_discretisation_error`` (payment units), and its maximum; see
-:class:`_PathError` for the derivation. For the paper's rule it is the
-difference of the two rules (its O(eta2) error) plus the trapezoid's own; for
-the trapezoid it is twice a third-order estimate (zero for quadratic losses),
-within the convexity bound |trapezoid - paper| per step.
+:class:`~edgesim.mechanisms.payment_error.PathError` for the derivation. For the
+paper's rule it is the difference of the two rules (its O(eta2) error) plus the
+trapezoid's own; for the trapezoid it is twice a third-order estimate (zero for
+quadratic losses), within the convexity bound |trapezoid - paper| per step.
+
+Error estimate. ``mechanism_info`` also reports per agent, in payment units,
+the two other sources of |P_k - P_k^VCG|: Phase I's gap (w* is not w^o) and
+Phase II's truncation (the path stops short of argmin of the others' objective),
+and the sum of the three (:mod:`edgesim.mechanisms.payment_error`).
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ import numpy as np
 from edgesim import theory
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
 from edgesim.mechanisms.parallel import run_problems
+from edgesim.mechanisms.payment_error import PathError, finite_max, phase1_error, truncation_error
 from edgesim.mechanisms.protocol import Gather
 from edgesim.mechanisms.steps import run_phase1, step_size_phase1, step_size_phase2
 
@@ -94,103 +100,6 @@ def _phase2_target(ctx: ServerContext, L_f: float) -> int:
 GROWTH = 4.0  # a complete Phase II gradient this many times its first norm: the step diverges
 GROWTH_FLOOR = 1e-8  # ... and above this fraction of (1 - p_k) L_f (far above rounding noise)
 MAX_RESTARTS = 60  # halvings of eta2 per problem before its payment is given up (NaN)
-ERROR_MARGIN = 2.0  # the error estimate is this many times its leading-order term
-
-
-class _PathError:
-    """Discretisation error of one Phase II path, from the reports it already has.
-
-    Notation for problem k: Phi = sum_{j != k} p_j F_j (the others' objective, as
-    reported), g_t its gradient at w[t], delta_t = w[t] - w[t+1] = eta2 g_t,
-    y_t = g_{t+1} - g_t. Along step t let h(s) = delta_t . grad Phi(w[t] - s delta_t),
-    s in [0, 1]; the step's exact share of p_k P_k^VCG is Phi(w[t]) - Phi(w[t+1])
-    = int_0^1 h(s) ds. The paper's rule (Alg. 1, line 12) takes h(0), the trapezoid
-    rule (h(0) + h(1)) / 2; both h(0) = delta_t . g_t and h(1) = delta_t . g_{t+1}
-    are reports the server has, so both sums cost no message.
-
-    * h'(s) = -delta_t^T H(w[t] - s delta_t) delta_t <= 0 for a convex Phi, so the
-      exact step lies in [h(1), h(0)]. With c_t = |delta_t . y_t| = h(0) - h(1):
-      0 <= paper_t - exact_t <= c_t and |trapezoid_t - exact_t| <= c_t / 2.
-    * Taylor about s = 1/2: exact_t - trapezoid_t = -h''(xi) / 12, with
-      h''(s) = D^3 Phi[delta_t, delta_t, delta_t]: zero for quadratic losses.
-    * The third derivative is read off the secant Hessians Hb_t (the mean Hessian
-      on step t; Hb_t delta_t = -y_t exactly) of two consecutive steps:
-      Q_t = delta_t . y_{t+1} - delta_{t+1} . y_t = -delta_t^T (Hb_{t+1} - Hb_t) delta_{t+1}
-      (Hessians are symmetric), and Hb_{t+1} - Hb_t ~ D^3 Phi[m_{t+1} - m_t] with
-      |m_{t+1} - m_t| = |delta_t + delta_{t+1}| / 2 between the steps' midpoints.
-      Relative to the curvature between the same two directions,
-      delta_{t+1}^T Hb_t delta_t = -delta_{t+1} . y_t, the Hessian changes at the rate
-      nu_t = |Q_t| / (|m_{t+1} - m_t| |delta_{t+1} . y_t|) per unit length, so
-      |h''| ~ nu |delta_t| delta_t^T H delta_t ~ nu |delta_t| c_t. When the steps are
-      parallel, nu_t |delta_t| c_t / 12 is exactly |h''| / 12 to leading order, and
-      Q_t = 0 for quadratics. The first steps are not parallel (gradient descent
-      removes the stiff directions first) and the higher derivatives add their
-      share: on the logistic problems we measured, a problem's actual error was up
-      to 1.5 times the sum of these leading-order terms (and far below it where
-      the steps' errors cancel). The estimate of step t is therefore twice it (ERROR_MARGIN),
-      within the convexity bound: e_t = min(2 nu_t^ |delta_t| / 12, 1/2) c_t, with
-      nu_t^ = max(nu_{t-1}, nu_t) (the neighbouring pairs).
-
-    Estimates (payment units, i.e. divided by p_k), summing absolute values:
-    trapezoid sum_t e_t / p_k; paper |sum_t delta_t . y_t| / (2 p_k) + sum_t e_t / p_k
-    (the difference of the two rules, which is the paper rule's O(eta2) error to
-    leading order, plus the trapezoid's own). A path of one step has no nu: its
-    e_0 is the convexity bound c_0 / 2. The paper rule's last step without a report
-    (``phase2_check = false``) bounds c_t by eta2^2 (1 - p_k) L_g |g_t|^2.
-    They cover discretisation only, not truncation (bounded by the stopping rule)
-    nor the distance of w* from w^o (Phase I).
-    """
-
-    def __init__(self, eta2: float, smoothness: float):
-        self.eta = eta2
-        self.smoothness = smoothness  # (1 - p_k) L_g, bounds delta^T H delta / |delta|^2
-        self.gap = 0.0  # sum_t delta_t . y_t (= 2 p_k (trapezoid - paper), <= 0 if convex)
-        self.third = 0.0  # sum_t e_t
-        self.pending = None  # (g_t, y_t, |delta_t|, c_t, nu_{t-1}) until nu_t is known
-        self.curvature = 0.0  # max_t delta_t^T Hb_t delta_t / |delta_t|^2 (secant, per unit^2)
-
-    def step(self, g: np.ndarray, g_next: np.ndarray) -> None:
-        """Add step t, whose ends' gradients ``g`` and ``g_next`` were reported; returns nothing."""
-        eta = self.eta
-        y = g_next - g
-        dy = eta * float(g @ y)
-        self.gap += dy
-        nu = None
-        if self.pending is not None:
-            g0, y0, n0, c0, nu0 = self.pending
-            q = eta * abs(float(g0 @ y) - float(g @ y0))
-            denom = eta * float(np.linalg.norm(g0 + g)) / 2.0 * eta * abs(float(g @ y0))
-            nu = q / denom if denom > 0 else 0.0
-            self._close(n0, c0, nu if nu0 is None else max(nu0, nu))
-        n = eta * float(np.linalg.norm(g))
-        if n > 0:
-            self.curvature = max(self.curvature, -dy / (n * n))
-        self.pending = (g, y, n, abs(dy), nu)
-
-    def unreported(self, g: np.ndarray) -> None:
-        """Add a last step of the paper's rule that had no report at its end; returns nothing."""
-        n = self.eta * float(np.linalg.norm(g))
-        c = self.smoothness * n * n  # delta^T Hb delta <= (1 - p_k) L_g |delta|^2
-        self.gap -= c
-        nu = None if self.pending is None else self.pending[4]
-        self.finish()
-        self._close(n, c, nu)
-
-    def _close(self, n: float, c: float, nu: float | None) -> None:
-        self.third += c / 2.0 if nu is None else min(ERROR_MARGIN * nu * n / 12.0, 0.5) * c
-
-    def finish(self) -> None:
-        """Close the last reported step (its nu is the previous step's); returns nothing."""
-        if self.pending is not None:
-            _, _, n, c, nu = self.pending
-            self._close(n, c, nu)
-            self.pending = None
-
-    def estimate(self, pk: float, rule: str) -> float:
-        """Return the estimated |P_k - P_k^exact path integral| of ``rule``, in payment units."""
-        self.finish()
-        trapezoid = self.third / pk
-        return trapezoid if rule == "trapezoid" else abs(self.gap) / (2.0 * pk) + trapezoid
 
 
 class _Path:
@@ -205,27 +114,36 @@ class _Path:
     so only a step too large for the reports (amplified ones) triggers it.
     ``payment`` is P_k by the configured rule (payment units), ``rounds`` the
     rounds run (messages sent to each other agent, except the paper rule's
-    unreported last step), ``L_f`` the largest gradient norm reported.
+    unreported last step), ``L_f`` the largest gradient norm reported, and
+    ``final_grad_sq`` |sum_{j != k} p_j grad F_j|^2 at the path's end (gradient
+    units squared): the last report's; after the paper rule's unreported last
+    step, the one before it, which bounds it (gradient descent with
+    eta2 <= 2 / ((1 - p_k) L_g) never lets |grad| grow).
     """
 
     def __init__(
         self,
         ctx: ServerContext,
         k: int,
-        others,
         eta2: float,
         T2: int,
         budget: int,
         need_final: bool,
         scale: float,
     ):
-        self.ctx, self.k, self.others, self.eta2 = ctx, k, others, eta2
+        self.ctx, self.k, self.eta2 = ctx, k, eta2
         self.T2, self.budget, self.need_final = T2, budget, need_final
         self.floor = GROWTH_FLOOR * scale
         self.pk = float(ctx.p[k])
         self.weight = 1.0 - ctx.p[k]
-        self.errors = _PathError(eta2, self.weight * ctx.L_g)
+        self.errors = PathError(eta2, self.weight * ctx.L_g)
         self.status, self.payment, self.rounds, self.L_f = "done", 0.0, 0, 0.0
+        self.final_grad_sq = 0.0
+
+    @property
+    def others(self) -> np.ndarray:
+        """The agents other than k, made when asked: K problems keeping theirs held K^2 ints."""
+        return np.delete(np.arange(self.ctx.K), self.k)
 
     def error_estimate(self) -> float:
         """Return the discretisation error estimate of the configured rule (payment units)."""
@@ -293,6 +211,7 @@ class _Path:
                     break
             w, g = w_next, g_next
         self.payment, self.rounds = P, t
+        self.final_grad_sq = float(g @ g)
 
 
 @dataclass(eq=False)
@@ -306,7 +225,10 @@ class SharedRound:
     bound); ``complete``: every report arrived; ``converged`` (K,): the stopping
     rule already holds at w* for problem k. Problem k's first gradient,
     sum_{j != k} p_j grad F_j(w*), is :meth:`others` (k): computed when asked,
-    so K of them are never held at once.
+    so K of them are never held at once. For the error estimate (gradient units):
+    ``grad_norm`` = |grad F(w*)| (the sum rescaled to weight 1 when reports were
+    lost), ``others_norm`` (K,) = |:meth:`others` (k)| and ``own_norm`` (K,) =
+    |grad F_k(w*)| as reported (0 for an agent that did not reply).
     """
 
     G0: np.ndarray
@@ -316,6 +238,9 @@ class SharedRound:
     L_f: float
     complete: bool
     converged: np.ndarray
+    grad_norm: float = 0.0
+    others_norm: np.ndarray | None = None
+    own_norm: np.ndarray | None = None
 
     def others(self, k) -> np.ndarray:
         """Return sum_{j != k} p_j grad F_j(w*) (rescaled) for problem k, or for an index array
@@ -351,14 +276,21 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
     weights = 1.0 - p
     replied = np.zeros(K, dtype=bool)
     replied[r.agents] = True
-    got = p[r.agents].sum() - np.where(replied, p, 0.0)
+    got_all = float(p[r.agents].sum())
+    got = got_all - np.where(replied, p, 0.0)
     scale = np.divide(weights, got, out=np.zeros(K), where=got > 0)
     shared = SharedRound(G0, g_all, p, scale, L_f, complete, np.ones(K, dtype=bool))
-    if complete:
-        for lo in range(0, K, SHARED_BLOCK):
-            k = np.arange(lo, min(lo + SHARED_BLOCK, K))
-            G_minus = shared.others(k)
-            grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
+    g_norm = float(np.linalg.norm(g_all))
+    shared.grad_norm = g_norm if complete or got_all == 0 else g_norm / got_all
+    shared.own_norm = np.zeros(K)
+    shared.own_norm[r.agents] = np.sqrt(norms)
+    shared.others_norm = np.empty(K)
+    for lo in range(0, K, SHARED_BLOCK):
+        k = np.arange(lo, min(lo + SHARED_BLOCK, K))
+        G_minus = shared.others(k)
+        grad_sq = np.einsum("ij,ij->i", G_minus, G_minus)
+        shared.others_norm[k] = np.sqrt(grad_sq)
+        if complete:
             with np.errstate(divide="ignore", invalid="ignore"):
                 shared.converged[k] = grad_sq / (2.0 * weights[k] * ctx.mu) <= p[k] * cfg.epsilon
     return shared
@@ -384,17 +316,17 @@ def payment_problem(ctx: ServerContext, k: int, w_star, shared: SharedRound, eta
     A sub-generator; returns a :class:`Problem`.
     """
     cfg = ctx.cfg
-    others = np.delete(np.arange(ctx.K), k)
     need_final = cfg.phase2_check or cfg.payment_rule == "trapezoid"
     scale = (1.0 - ctx.p[k]) * shared.L_f  # the divergence check's floor
     used = restarts = 0
     L_f = 0.0
     while True:  # one attempt per step size
-        path = _Path(ctx, k, others, eta2, T2, cfg.phase2_max_rounds - used, need_final, scale)
+        path = _Path(ctx, k, eta2, T2, cfg.phase2_max_rounds - used, need_final, scale)
         yield from path.run(w_star, shared.others(k), shared.complete)
         used += path.rounds
         L_f = max(L_f, path.L_f)
         if path.status != "diverging" or restarts >= MAX_RESTARTS:
+            path.errors.finish()  # closes the last step and drops its gradients
             return Problem(path, used, L_f, restarts, eta2)
         restarts += 1
         # Halve eta2, and go below 1 / (the largest curvature met): halving alone can land
@@ -429,6 +361,8 @@ def ffl(ctx: ServerContext):
     restarts = np.zeros(K, dtype=np.int64)
     eta_final = etas.astype(float).copy()
     disc = np.zeros(K)
+    # A problem not run ends at w*: its truncation is measured there (0 with nobody else).
+    trunc = truncation_error(shared.others_norm**2, p, ctx.mu)
     problems = [  # lines 8-15, one problem per agent
         payment_problem(ctx, k, w_star, shared, float(etas[k]), T2) for k in active.tolist()
     ]
@@ -441,7 +375,11 @@ def ffl(ctx: ServerContext):
         diverged_k = path.status == "diverging"
         payments[k] = np.nan if diverged_k else path.payment
         disc[k] = np.nan if diverged_k else path.error_estimate()
+        trunc[k] = np.nan if diverged_k else truncation_error(path.final_grad_sq, p[k], ctx.mu)
         rounds[k], restarts[k], eta_final[k] = prob.rounds, prob.restarts, prob.eta2
+    gap = phase1_error(shared.grad_norm, shared.others_norm, shared.own_norm, p, ctx.mu)
+    gap[~np.isfinite(payments)] = np.nan
+    total = gap + trunc + disc
     info = {
         "eta1": eta1,
         "eta2": float(np.mean(etas)) if K else 0.0,
@@ -452,9 +390,13 @@ def ffl(ctx: ServerContext):
         "phase2_restarts": restarts,
         "phase2_eta2_final": eta_final,
         "payment_discretisation_error": disc,
-        "payment_discretisation_error_max": float(
-            np.max(disc, initial=0.0, where=np.isfinite(disc))
-        ),
+        "payment_discretisation_error_max": finite_max(disc),
+        "payment_phase1_error": gap,
+        "payment_phase1_error_max": finite_max(gap),
+        "payment_truncation_error": trunc,
+        "payment_truncation_error_max": finite_max(trunc),
+        "payment_error_estimate": total,
+        "payment_error_estimate_max": finite_max(total),
         "extra_rounds": 1,
         "diverged": bool(capped) and not np.isfinite(payments).all(),
     }

@@ -52,16 +52,27 @@ def _lbfgs(model, design, weights, x0):
 RIDGE_BATCH_MAX = 5 * 10**7  # floats in the K per-agent Gram matrices of the batched path
 
 
+OUTER_MAX = 1 << 22  # floats of one block's per-row outer products (32 MiB)
+
+
 def _agent_grams(design: Design) -> np.ndarray:
-    """Return every agent's X_k^T X_k / n_k, shape (K, d', d'), block by block."""
+    """Return every agent's X_k^T X_k / n_k, shape (K, d', d'), block by block.
+
+    A block's per-row outer products (rows, d'^2) are summed per agent while they
+    fit in OUTER_MAX floats; past that (wide rows) each agent's Gram matrix is one
+    product X_k^T X_k, and K d'^2 <= RIDGE_BATCH_MAX keeps those agents few.
+    """
     K, dp = design.K, design.Xa.shape[1]
     G = np.empty((K, dp, dp))
     for a0, a1, r0, r1 in design.blocks:
         Xc = as_float64(design.Xa[r0:r1])
+        starts, counts = design.starts[a0:a1] - r0, design.n_k[a0:a1]
+        if (r1 - r0) * dp * dp > OUTER_MAX:
+            for k, (s, c) in enumerate(zip(starts.tolist(), counts.tolist(), strict=True)):
+                G[a0 + k] = Xc[s : s + c].T @ Xc[s : s + c]
+            continue
         outer = (Xc[:, :, None] * Xc[:, None, :]).reshape(r1 - r0, dp * dp)
-        G[a0:a1] = segment_sum(outer, design.starts[a0:a1] - r0, design.n_k[a0:a1]).reshape(
-            a1 - a0, dp, dp
-        )
+        G[a0:a1] = segment_sum(outer, starts, counts).reshape(a1 - a0, dp, dp)
     return G / design.n_k[:, None, None]
 
 

@@ -98,10 +98,18 @@ class AuditConfig:
     confidence: float = option(
         0.95, "confidence of the Clopper-Pearson lower bound on epsilon", gt=0.0, lt=1.0
     )
+    canary: str = option(
+        "gradient",
+        "the canary sample: 'gradient' (its gradient at w[0] is canary_norm clipping norms)"
+        " or 'smoothness' (its features are canary_norm times the median feature norm: it"
+        " raises a data-derived L_g)",
+        choices=("gradient", "smoothness"),
+    )
     canary_norm: float = option(
         50.0,
-        "the canary's per-sample gradient norm at w[0], in multiples of the clipping norm"
-        " (of gradient_bound when clipping is off)",
+        "the canary's size: its per-sample gradient norm at w[0] in multiples of the clipping"
+        " norm (of gradient_bound when clipping is off), or for a smoothness canary its"
+        " feature norm in multiples of the median feature norm",
         gt=0.0,
     )
     trial: int = option(

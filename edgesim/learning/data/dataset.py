@@ -7,6 +7,7 @@ rows grouped by agent (agent 0 first), so per-agent sums are segment sums over
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,16 @@ import numpy as np
 def _group(X: np.ndarray, y: np.ndarray, agent: np.ndarray):
     order = np.argsort(agent, kind="stable")
     return X[order], y[order], agent[order]
+
+
+def _clip_rows(X: np.ndarray, bound: float, block: int = 1 << 16) -> np.ndarray:
+    """Scale the rows of ``X`` in place to L2 norm at most ``bound`` (not cut); returns ``X``."""
+    for lo in range(0, X.shape[0], block):
+        rows = X[lo : lo + block]
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+        over = norms > bound
+        rows[over] *= (bound / norms[over])[:, None].astype(rows.dtype)
+    return X
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +128,18 @@ class FederatedDataset:
         if test:
             return self.X_test[lo:hi], self.y_test[lo:hi]
         return self.X[lo:hi], self.y[lo:hi]
+
+    def clip_features(self, bound: float, copy: bool = True) -> FederatedDataset:
+        """Return the dataset with every sample's feature vector scaled to L2 norm <= ``bound``.
+
+        A row x becomes x min(1, bound / |x|), training and test rows alike (the
+        device's own preprocessing, so the model is always applied to clipped
+        features). Rows are processed in blocks; the arrays keep their dtype.
+        With ``copy=False`` the arrays are changed in place (no second copy of
+        the data; for a dataset nobody else holds).
+        """
+        X, X_test = (self.X.copy(), self.X_test.copy()) if copy else (self.X, self.X_test)
+        return dataclasses.replace(self, X=_clip_rows(X, bound), X_test=_clip_rows(X_test, bound))
 
     def subset(self, agents) -> FederatedDataset:
         """Return the dataset of the listed agents, renumbered 0..len(agents)-1 in the given order."""
