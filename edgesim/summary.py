@@ -63,7 +63,8 @@ def _payment_error_lines(result: dict) -> list[str]:
     disc = info.get("payment_discretisation_error_max")
     lines = [
         f"  payments      error estimate {total:.1e} (Phase I gap {_fmt(gap, '.1e')},"
-        f" Phase II truncation {_fmt(trunc, '.1e')}, discretisation {_fmt(disc, '.1e')})"
+        f" Phase II truncation {_fmt(trunc, '.1e')}, discretisation {_fmt(disc, '.1e')});"
+        " it assumes truthful reports"  # a misreport moves P from VCG of the true data
     ]
     mech = result["scenario"].get("mechanism") or {}
     epsilon = mech.get("epsilon")
@@ -147,9 +148,9 @@ def summary(result: dict) -> str:
         err_s = f", max |P - P_VCG| = {err:.3e}" if err is not None else ""
         info = result.get("mechanism_info") or {}
         disc = info.get("payment_discretisation_error_max")
-        disc_s = f", discretisation error estimate {disc:.1e}" if disc is not None else ""
-        if "payment_error_estimate_max" in info:  # the breakdown below has it
-            disc_s = ""
+        disc_s = ""
+        if disc is not None and "payment_error_estimate_max" not in info:  # else: the breakdown
+            disc_s = f", discretisation error estimate {disc:.1e}"
         lines.append(
             f"  payments      total {_fmt(result.get('budget_total'), '.6g')}{err_s}{disc_s}"
         )
