@@ -384,7 +384,8 @@ def draw(rows: list[dict], quick: bool) -> plt.Figure:
         transform=ax_txt.transAxes,
     )
     r0 = series(rows, "messages", "ffl")[0]
-    fig.suptitle(
+    return common.titled(
+        fig,
         f"Communication vs K, scenario {SCENARIO}: ridge, synthetic data "
         f"({SAMPLES_PER_AGENT} samples/agent, d = 20), "
         f"epsilon = {r0['epsilon']:g}{' (--quick)' if quick else ''}\n"
@@ -393,8 +394,6 @@ def draw(rows: list[dict], quick: bool) -> plt.Figure:
         f"ARQ up to {r0['arq_max_retries']:g} retransmissions, {r0['fidelity']} fidelity",
         fontsize=11,
     )
-    fig.tight_layout()
-    return fig
 
 
 def claims_text(rows: list[dict]) -> str:

@@ -144,6 +144,13 @@ def _parse(v: str):
         return v
 
 
+def titled(fig: plt.Figure, title: str, fontsize: float = 10) -> plt.Figure:
+    """Give ``fig`` its overall title (``suptitle``) and lay it out (``tight_layout``); returns ``fig``."""
+    fig.suptitle(title, fontsize=fontsize)
+    fig.tight_layout()
+    return fig
+
+
 def save(fig: plt.Figure, out: Path, stem: str) -> Path:
     """Lay out and save a figure as ``out/<stem>.png`` (150 dpi), close it; returns the path."""
     path = out / f"{stem}.png"

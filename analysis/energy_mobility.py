@@ -160,12 +160,11 @@ def draw(rows: list[dict]) -> plt.Figure:
         + ", ".join(f"{v:g} m/s: {h:.1f}" for v, h in sorted(hand.items())),
         fontsize=9,
     )
-    fig.suptitle(
+    return common.titled(
+        fig,
         "Energy and mobility (edgesim's own study): comm-vs-k scenario, FFL, FedAvg, DP-FFL",
         fontsize=11,
     )
-    fig.tight_layout()
-    return fig
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:

@@ -275,13 +275,11 @@ def draw(rows: list[dict], data_label: str) -> plt.Figure:
         ax.set_ylabel("gain $J_k$(truthful) $-$ $J_k$(deviation) (loss units)")
     axes[0].set_title("(a) best amplification $\\gamma \\in$ [0.25, 4]", fontsize=10)
     axes[1].set_title("(b) opting out (local learning, no payment)", fontsize=10)
-    fig.suptitle(
+    return common.titled(
+        fig,
         f"Faithfulness map: each agent's best-deviation gain in overall loss P + F (Def. 1), "
         f"paper-fig4-noniid, K = {K}, logistic\ndata: {data_label}",
-        fontsize=10,
     )
-    fig.tight_layout()
-    return fig
 
 
 def main(argv=None) -> list[Path]:

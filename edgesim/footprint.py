@@ -63,8 +63,7 @@ import numpy as np
 
 from edgesim.errors import ScenarioError
 from edgesim.learning.data.shape import config_shape
-from edgesim.learning.data.sources import _BLOCK_ROWS as DRAW_BLOCK_ROWS
-from edgesim.learning.data.sources import storage_dtype
+from edgesim.learning.data.sources import DRAW_BLOCK_ROWS, storage_dtype
 from edgesim.learning.segments import (
     BLOCK_ROWS,
     EIGEN_BLOCK_ROWS,

@@ -108,7 +108,13 @@ class RunRecord:
         " sent: network.model_bytes + 64) and learning_model_message_bytes (the learning"
         " model's own: 8 n_params + 64)"
     )
-    sim_time_s: dict = _f("simulated seconds: total, phase1, phase2 (zero without a network)")
+    sim_time_s: dict = _f(
+        "simulated seconds: total, phase1, phase2 (zero without a network); by_direction:"
+        " {phase1, phase2} each {downlink, computation, uplink, waiting}, the mean recipient's"
+        " time summed over the phase's exchanges (they sum to the phase's seconds): until its"
+        " request arrived, computing, from sending its reply until it landed (or the sender gave"
+        " up), and idle the rest of the exchange (see Round time by direction)"
+    )
     model: dict = _f(
         "global_loss (F(w*) over the participants), test_accuracy (classification),"
         " optimum_loss and optimality_gap (F(w*) - F(w^o); unless exact_vcg = false),"

@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
-from edgesim.agents import TRUTHFUL, Amplify, Population, make_strategy
+from edgesim.agents import TRUTHFUL, Population, make_strategy
+from edgesim.best_response import best_response as best_response
+from edgesim.best_response import search_amplify
 from edgesim.canary import Canary, make_canary
 from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
@@ -34,6 +35,7 @@ from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.build import Network
+from edgesim.network.round_time import RoundTimes
 from edgesim.network.server import NetworkServer
 from edgesim.output import AgentRecord, RunRecord
 from edgesim.reference import optimum, reference_plan
@@ -272,43 +274,6 @@ class Simulation:
         return P
 
 
-def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xtol: float) -> dict:
-    """Search the gamma in [gamma_min, gamma_max] minimising ``evaluate(gamma)``.
-
-    A log-spaced grid of ``points`` values (plus gamma = 1 when inside the
-    bracket), then a bounded Brent refinement in log(gamma) around the best
-    grid point. Returns a dict with ``gamma``, ``objective``, ``truthful``
-    (the objective at gamma = 1), ``gain`` (truthful - best, >= 0 when
-    deviating helps) and the evaluated ``grid``.
-    """
-    grid = np.exp(np.linspace(math.log(gamma_min), math.log(gamma_max), points))
-    if gamma_min <= 1.0 <= gamma_max:
-        grid = np.unique(np.append(grid, 1.0))
-    seen: dict[float, float] = {}
-
-    def f(log_g: float) -> float:
-        g = float(math.exp(log_g))
-        if g not in seen:
-            seen[g] = float(evaluate(g))
-        return seen[g]
-
-    values = [f(math.log(g)) for g in grid]  # inf where the run diverged
-    i = int(np.argmin(values))
-    lo = math.log(grid[max(i - 1, 0)])
-    hi = math.log(grid[min(i + 1, grid.size - 1)])
-    if hi > lo:
-        minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xtol})
-    best = min(seen, key=seen.get)
-    truthful = seen[1.0] if 1.0 in seen else float(evaluate(1.0))
-    return {
-        "gamma": best,
-        "objective": seen[best],
-        "truthful": truthful,
-        "gain": truthful - seen[best],
-        "grid": [[g, seen[g]] for g in sorted(seen)],
-    }
-
-
 def _floats(values: np.ndarray) -> list:
     """Return ``values`` as a list of Python floats with NaN and infinities as None."""
     out = np.asarray(values, dtype=float)
@@ -352,7 +317,12 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         sim_time_s=(
             mrun.network.time_by_phase()
             if mrun.network is not None
-            else {"total": 0.0, "phase1": 0.0, "phase2": 0.0}
+            else {
+                "total": 0.0,
+                "phase1": 0.0,
+                "phase2": 0.0,
+                "by_direction": RoundTimes().seconds(),
+            }
         ),
     )
     p = mrun.p
@@ -443,7 +413,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         }
     br = scenario.best_response
     if br.enabled:
-        result.best_response = _best_response(sim, br)
+        result.best_response = search_amplify(sim, br)
     return result.to_json_dict()
 
 
@@ -572,20 +542,3 @@ def _network_summary(server: NetworkServer) -> dict:
         **({} if server.energy is None else {"energy": server.energy.summary()}),
         **({} if server.sites is None else {"handovers": server.handovers}),
     }
-
-
-def _best_response(sim: Simulation, br) -> dict:
-    base = dict(sim.population.assigned)
-
-    def evaluate(gamma: float) -> float:
-        pop = Population(sim.data.K, {**base, br.agent: Amplify(gamma)})
-        return sim.objective(sim.run_mechanism(pop), br.agent, br.objective)
-
-    res = best_response(evaluate, br.gamma_min, br.gamma_max, br.points, br.xtol)
-    from edgesim.agents import OptOut
-
-    pop = Population(sim.data.K, {**base, br.agent: OptOut()})
-    res["opt_out"] = sim.objective(sim.run_mechanism(pop), br.agent, br.objective)
-    res["agent"] = br.agent
-    res["objective_kind"] = br.objective
-    return res

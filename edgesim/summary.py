@@ -47,6 +47,23 @@ def _restarts(result: dict) -> str | None:
     return "diverged, restarted from w* at a smaller eta2: problem of " + ", ".join(parts)
 
 
+def _time_split_lines(sim_time: dict) -> list[str]:
+    """Return the summary's line splitting each phase's simulated time (seconds) into downlink,
+    computation, uplink and waiting (``sim_time_s.by_direction``); none for a phase of no time."""
+    split = sim_time.get("by_direction") or {}
+    parts = []
+    for phase, label in (("phase1", "phase I"), ("phase2", "phase II")):
+        s = split.get(phase)
+        if s and sim_time.get(phase):
+            times = " / ".join(
+                f"{s[k]:.3f}" for k in ("downlink", "computation", "uplink", "waiting")
+            )
+            parts.append(f"{label} {times} s")
+    if not parts:
+        return []
+    return [f"  time split    down / compute / up / waiting: {'; '.join(parts)}"]
+
+
 def _payment_error_lines(result: dict) -> list[str]:
     """Return the payment error estimate's lines (FFL): its parts, and a warning when Phase I's
     gap is the largest part and above ``mechanism.epsilon``; [] when the mechanism has none.
@@ -137,6 +154,7 @@ def summary(result: dict) -> str:
             f" {t['phase1']:.3f} s, phase II {t['phase2']:.3f} s); {net['transmissions']}"
             f" transmissions, {net['lost']} lost, {net['cut']} cut by a deadline"
         )
+        lines += _time_split_lines(t)
     pays = result.get("payments")
     if pays is None:  # per-agent results in a sidecar: the JSON has their summary
         pays_s = ((result.get("per_agent") or {}).get("summary") or {}).get("payment") or {}

@@ -539,11 +539,18 @@ def test_too_few_samples_for_agents():
 
 
 def _leaf_keys(cls, prefix=""):
+    """Every key a scenario file may hold, a built-in part's options under its sub-table."""
     import typing
 
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        if f.metadata.get("section"):
+        if f.metadata.get("part_options"):
+            for name, part in f.metadata["registry"].items():
+                options = getattr(part, "options", None)
+                if options is not None and options.__module__.startswith("edgesim."):
+                    sub = prefix if f.metadata["inline"] else f"{prefix}{name}."
+                    yield from _leaf_keys(options, sub)
+        elif f.metadata.get("section"):
             yield from _leaf_keys(hints[f.name], f"{prefix}{f.name}.")
         else:
             yield f"{prefix}{f.name}"

@@ -21,6 +21,7 @@ from edgesim.mechanisms.fedavg import fedavg
 from edgesim.output import to_json
 from edgesim.scenario import load_sweep
 from edgesim.simulate import run
+from edgesim.sweeps.store import locked
 from tests.helpers import write
 
 TINY = """\
@@ -299,7 +300,7 @@ def test_a_folder_in_use_is_refused(tmp_path):
     plan = load_sweep(write(tmp_path, TINY))
     out = tmp_path / "out"
     out.mkdir()
-    with sw._locked(out), pytest.raises(sw.SweepError, match="in use"):
+    with locked(out), pytest.raises(sw.SweepError, match="in use"):
         sw.run_sweep(plan, out, workers=0)
 
 

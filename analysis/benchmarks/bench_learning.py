@@ -42,22 +42,30 @@ The script always exits with status 0; it prints PASS/FAIL lines.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
 import time
 import tracemalloc
 
-import _common  # analysis/benchmarks/_common.py (this script's folder is on sys.path)
+import instrument  # analysis/benchmarks/instrument.py (this script's folder is on sys.path)
 import numpy as np
-from _common import peak_rss, reset_peak_rss, verdict
+from instrument import (
+    add_epsilon,
+    argument_parser,
+    best_time,
+    machine_line,
+    peak_rss,
+    report_to_parent,
+    reset_peak_rss,
+    timed_simulation,
+    verdict,
+)
+from scale_scenario import FEATURES as D
+from scale_scenario import SAMPLES_PER_AGENT, ffl_scale_scenario
 
 from edgesim.learning.data import FederatedDataset
 from edgesim.learning.models import Logistic, Ridge
 
-D = 20
-SAMPLES_PER_AGENT = 10
 N_CLASSES = 3
 SPEEDUP_TARGET = 20.0
 WALL_TARGET_S = 60.0
@@ -109,17 +117,6 @@ def loop_grads_logistic(w: np.ndarray, design, l2: float, n_classes: int) -> np.
     return out
 
 
-def best_time(fn, repeats: int) -> tuple[float, object]:
-    """Minimum wall time of ``repeats`` calls (after one untimed warm-up) and the last result."""
-    result = fn()
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
 def bench_gradients(Ks: list[int]) -> dict:
     """Time vectorised vs loop gradients for ridge and logistic; returns {(kind, K): speedup}."""
     print(f"== Part 1: per-agent gradients, {SAMPLES_PER_AGENT} samples/agent, d = {D} ==")
@@ -149,8 +146,8 @@ def bench_gradients(Ks: list[int]) -> dict:
                     return loop_grads_logistic(w, design, l2, N_CLASSES)
 
             big = K >= 50_000
-            t_vec, g_vec = best_time(lambda m=model, w=w, de=design: m.agent_grads(w, de), 3)
-            t_loop, g_loop = best_time(loop, 2 if big else 3)
+            t_vec, g_vec = best_time(lambda m=model, w=w, de=design: m.agent_grads(w, de), 3, True)
+            t_loop, g_loop = best_time(loop, 2 if big else 3, True)
             np.testing.assert_allclose(g_vec, g_loop, rtol=1e-10, atol=1e-10)
             ratio = t_loop / t_vec
             speedups[(kind, K)] = ratio
@@ -166,44 +163,12 @@ def bench_gradients(Ks: list[int]) -> dict:
 
 
 def ffl_scenario(K: int, l2: float, epsilon: float) -> dict:
-    """The scenario of the FFL scale run (synthetic regression, Theorem 1 rounds)."""
-    return {
-        "seed": 0,
-        "data": {
-            "source": "synthetic",
-            "samples": SAMPLES_PER_AGENT * K,
-            "features": D,
-            # 2 test samples per agent: the auto rule's value at K = 1e5, fixed here
-            # so the test set also grows with K and memory scaling is comparable.
-            "test_samples": 2,
-        },
-        "agents": {"count": K},
-        "model": {"kind": "ridge", "l2": l2},
-        "mechanism": {
-            "kind": "ffl",
-            "phase1_rounds": "theory",
-            "phase2_rounds": "theory",
-            "exact_vcg": False,
-            "epsilon": epsilon,
-        },
-        "output": {"local_baseline": False},
-    }
+    """Return the scenario of the FFL scale run (``scale_scenario.py``, the default network).
 
-
-def _timed(obj, name: str, acc: dict) -> None:
-    """Wrap the bound method ``obj.name`` (instance attribute only) to accumulate its time."""
-    fn = getattr(obj, name)
-    acc[name] = [0, 0.0]
-
-    def wrapper(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            acc[name][0] += 1
-            acc[name][1] += time.perf_counter() - t0
-
-    setattr(obj, name, wrapper)
+    2 test samples per agent: the auto rule's value at K = 1e5, fixed here so
+    the test set also grows with K and memory scaling is comparable.
+    """
+    return ffl_scale_scenario(K, l2=l2, epsilon=epsilon, data={"test_samples": 2})
 
 
 def ffl_child(K: int, l2: float, epsilon: float, trace: bool, local: bool) -> None:
@@ -213,7 +178,6 @@ def ffl_child(K: int, l2: float, epsilon: float, trace: bool, local: bool) -> No
     allocation slows the Python-heavy parts, so the timed runs go without it.
     """
     from edgesim import scenario as scenario_mod
-    from edgesim.simulate import Simulation, run
 
     sc = scenario_mod.from_dict(ffl_scenario(K, l2, epsilon))
     np.ones((64, 64)) @ np.ones((64, 64))  # BLAS allocates its thread buffers once: not per K
@@ -221,14 +185,7 @@ def ffl_child(K: int, l2: float, epsilon: float, trace: bool, local: bool) -> No
     if trace:
         tracemalloc.start()
     calls: dict = {}
-    t0 = time.perf_counter()
-    sim = Simulation(sc)
-    t_build = time.perf_counter() - t0
-    _timed(sim.model, "smoothness", calls)
-    _timed(sim.model, "agent_grads", calls)
-    _timed(sim, "run_mechanism", calls)
-    result = run(sc, sim)
-    wall = time.perf_counter() - t0
+    result, sim, t_build, wall = timed_simulation(lambda: sc, calls)
     peak = None
     if trace:
         _, peak = tracemalloc.get_traced_memory()
@@ -266,7 +223,7 @@ def ffl_child(K: int, l2: float, epsilon: float, trace: bool, local: bool) -> No
         _, rounds = local_models(sim.model, sim.design, sc.mechanism.local_rounds)
         out["local_s"] = time.perf_counter() - t1
         out["local_rounds"] = rounds
-    print(CHILD_TAG + json.dumps(out), flush=True)
+    report_to_parent(CHILD_TAG, out)
 
 
 def run_child(K: int, args, trace: bool = False, local: bool = False) -> dict | None:
@@ -275,10 +232,11 @@ def run_child(K: int, args, trace: bool = False, local: bool = False) -> dict | 
     cmd += ["--epsilon", repr(args.epsilon)]
     cmd += ["--trace"] if trace else []
     cmd += ["--local"] if local else []
-    return _common.run_child(cmd, CHILD_TAG, f"FFL run at K={K}")[0]
+    return instrument.run_child(cmd, CHILD_TAG, f"FFL run at K={K}")[0]
 
 
 def mb(x: float) -> str:
+    """Return ``x`` bytes as "N.N MiB"."""
     return f"{x / 2**20:.1f} MiB"
 
 
@@ -334,15 +292,11 @@ def report_traced(r: dict) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Run the parts not skipped (or one child run), print the PASS/FAIL lines; returns 0."""
+    ap = argument_parser(__doc__)
     ap.add_argument("--quick", action="store_true", help="small K (1e3 and 1e4) for CI smoke")
     ap.add_argument("--l2", type=float, default=10.0, help="ridge l2 (= mu) of the FFL run")
-    ap.add_argument(
-        "--epsilon",
-        type=float,
-        default=None,
-        help="FFL payment accuracy epsilon (default 0.1; 1.0 with --quick, so T2 = 0 at small K)",
-    )
+    add_epsilon(ap)
     ap.add_argument(
         "--trace-big",
         action="store_true",
@@ -357,8 +311,7 @@ def main(argv=None) -> int:
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.epsilon is None:
-        args.epsilon = 1.0 if args.quick else 0.1
+    args.epsilon = instrument.epsilon(args)
     if args.child:
         ffl_child(args.child, args.l2, args.epsilon, args.trace, args.local)
         return 0
@@ -366,8 +319,7 @@ def main(argv=None) -> int:
     K_small, K_big = (1_000, 10_000) if args.quick else (1_000, 100_000)
     note = " (quick mode: the targets are set for K = 100000)" if args.quick else ""
     t_start = time.perf_counter()
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"machine: {os.cpu_count()} CPUs, load average {load} (other work skews timings)")
+    print(machine_line())
     lines = []
     if not args.skip_gradients:
         speedups = bench_gradients([K_small, K_big])

@@ -29,14 +29,14 @@ Always exits with status 0; prints PASS/FAIL lines.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import verdict
+from instrument import argument_parser, verdict
+from scale_scenario import ffl_scale_scenario
 
 from edgesim import footprint
 from edgesim import scenario as scn
@@ -54,33 +54,15 @@ CHILD = (
 )
 
 
-def scenario_text(K: int, logistic: bool) -> str:
-    """Return the benchmark scenario as TOML."""
-    model = "kind = 'logistic'\nl2 = 10.0\n" if logistic else "kind = 'ridge'\nl2 = 10.0\n"
-    data = f"source = 'synthetic'\nsamples = {10 * K}\nfeatures = 20\n"
-    if logistic:
-        data += "classes = 10\n"
-    return (
-        f"seed = 0\n[data]\n{data}[agents]\ncount = {K}\n[model]\n{model}"
-        "[mechanism]\nkind = 'ffl'\nphase1_rounds = 'theory'\nphase2_rounds = 'theory'\n"
-        "exact_vcg = false\nepsilon = 0.1\n[network]\nfidelity = 'batched'\n"
-        "[output]\nlocal_baseline = false\n"
+def scale_tables(K: int, logistic: bool) -> dict:
+    """Return the scenario of the plain mode at K: the FFL scale scenario (``scale_scenario.py``),
+    batched, with 10-class logistic regression in place of ridge when ``logistic``."""
+    tables = ffl_scale_scenario(
+        K, network={"fidelity": "batched"}, data={"classes": 10} if logistic else None
     )
-
-
-def measure(K: int, logistic: bool) -> dict | None:
-    """Run the scenario at K in a child; return estimate and measured peak (bytes)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "s.toml"
-        path.write_text(scenario_text(K, logistic))
-        est = footprint.estimate(scn.load(str(path)))
-        cmd = [sys.executable, "-c", CHILD, "run", str(path), "--json", str(Path(tmp) / "r.json")]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0 or "PEAK_RSS_KB" not in done.stderr:
-        print(f"K = {K} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-        return None
-    peak = int(done.stderr.split("PEAK_RSS_KB")[1].split()[0]) * 1024
-    return {"K": K, "estimate": est, "peak": peak}
+    if logistic:
+        tables["model"]["kind"] = "logistic"
+    return tables
 
 
 #: The child of ``--where``: as CHILD, and a thread that samples RSS every 2 ms and keeps the
@@ -204,21 +186,23 @@ GRID = [
 
 
 def toml_text(tables: dict) -> str:
-    """Return scenario ``tables`` ({table: {key: value}}) as TOML (seed 0)."""
+    """Return a scenario (top-level keys, and {table: {key: value}}) as TOML; seed 0 unless given."""
 
     def show(v):
         if isinstance(v, bool):
             return "true" if v else "false"
         return repr(v) if isinstance(v, str) else str(v)
 
-    lines = ["seed = 0"]
+    top = {"seed": 0} | {k: v for k, v in tables.items() if not isinstance(v, dict)}
+    lines = [f"{k} = {show(v)}" for k, v in top.items()]
     for table, keys in tables.items():
-        lines.append(f"[{table}]")
-        lines += [f"{k} = {show(v)}" for k, v in keys.items()]
+        if isinstance(keys, dict):
+            lines.append(f"[{table}]")
+            lines += [f"{k} = {show(v)}" for k, v in keys.items()]
     return "\n".join(lines) + "\n"
 
 
-def run_child(child: str, args: list[str], stdin: str | None = None):
+def run_peak_child(child: str, args: list[str], stdin: str | None = None):
     """Run ``python -c child args``; return (peak RSS bytes or None, where or "", the process)."""
     done = subprocess.run(
         [sys.executable, "-c", child, *args], capture_output=True, text=True, input=stdin
@@ -241,7 +225,7 @@ def baseline() -> int:
             text=True,
             check=True,
         )
-    peak, _, done = run_child(BASELINE_CHILD, [], stdin=small.stdout)
+    peak, _, done = run_peak_child(BASELINE_CHILD, [], stdin=small.stdout)
     if peak is None:
         raise RuntimeError(f"baseline child failed:\n{done.stderr[-2000:]}")
     return peak
@@ -255,7 +239,7 @@ def measure_point(tables: dict, where: bool) -> dict | None:
         est = footprint.estimate(scn.load(str(path)))
         args = ["run", str(path), "--json", str(Path(tmp) / "r.json"), "--force"]
         start = time.perf_counter()
-        peak, at, done = run_child(WHERE_CHILD if where else CHILD, args)
+        peak, at, done = run_peak_child(WHERE_CHILD if where else CHILD, args)
         seconds = time.perf_counter() - start
     if peak is None or done.returncode != 0:
         print(f"  failed (exit {done.returncode}):\n{done.stderr[-2000:]}", flush=True)
@@ -331,7 +315,7 @@ def run_grid(names: list[str] | None, where: bool) -> None:
 
 def main(argv=None) -> int:
     """Measure, print the table and the PASS/FAIL lines; always returns 0."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--quick", action="store_true", help="K = 10^4 and 2 * 10^4")
     ap.add_argument("--agents", type=int, nargs="+", help="the values of K to measure")
     ap.add_argument("--logistic", action="store_true", help="10-class logistic, not ridge")
@@ -348,7 +332,7 @@ def main(argv=None) -> int:
     )
     rows = []
     for K in Ks:
-        r = measure(K, args.logistic)
+        r = measure_point(scale_tables(K, args.logistic), where=False)
         if r is None:
             continue
         est = r["estimate"]

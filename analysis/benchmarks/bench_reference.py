@@ -35,12 +35,11 @@ Always exits with status 0; prints PASS/FAIL lines.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 import numpy as np
-from _common import run_child, verdict
+from instrument import argument_parser, best_time, report_to_parent, run_child, verdict
 from scipy.optimize import nnls
 from threadpoolctl import threadpool_limits
 
@@ -100,13 +99,8 @@ WHOLE = [
 
 
 def best(fn, repeats: int = 3) -> float:
-    """Return the least wall seconds of ``repeats`` calls of ``fn``."""
-    out = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t0)
-    return out
+    """Return the least wall seconds of ``repeats`` calls of ``fn`` (:func:`best_time`)."""
+    return best_time(fn, repeats)[0]
 
 
 def simulation(overrides: list[str]) -> tuple[Simulation, object, object, float]:
@@ -169,7 +163,7 @@ def calibrate() -> bool:
         t = best(lambda m=m, w=w, design=design: m.agent_grads(w, design))
         line(f"pass     K={K} n={n} d'={dp}", t, reference.report_pass_s(s))
         if K * dp * dp <= vcg.RIDGE_BATCH_MAX and dp <= 100:  # wider: (rows, d'^2) products
-            t = best(lambda m=m, design=design, ctx=ctx: vcg._ridge_vcg(m, design, ctx.p), 1)
+            t = best(lambda m=m, design=design, ctx=ctx: vcg.vcg_payments(m, design, ctx.p), 1)
             line(f"batched  K={K} n={n} d'={dp}", t, reference.exact_vcg_s(s))
             batched.append(([1.0, n * dp * dp, K * dp**3], t))
         setups.append(([1.0, (s.n + s.n_test) * s.d, s.n * s.dprime], setup))
@@ -236,7 +230,7 @@ def child(setting: str, features: int) -> None:
         "predicted_exact_vcg_s": reference.reference_plan(sc).exact_vcg_s,
         "predicted_optimum_s": reference.reference_plan(sc).optimum_s,
     }
-    print(CHILD_TAG + json.dumps(out), flush=True)
+    report_to_parent(CHILD_TAG, out)
 
 
 def wide(features: int) -> bool:
@@ -264,7 +258,7 @@ def wide(features: int) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--calibrate", action="store_true", help="part 1: the cost model's units")
     ap.add_argument("--quick", action="store_true", help="part 2 at d = 2 000 (seconds)")
     ap.add_argument("--features", type=int, default=12_498, help="part 2's d")

@@ -32,13 +32,20 @@ only, never a test. The script always exits with status 0; it prints PASS/FAIL l
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
 
-from _common import peak_rss, reset_peak_rss, run_child, verdict
+from instrument import (
+    argument_parser,
+    peak_rss,
+    report_to_parent,
+    reset_peak_rss,
+    run_child,
+    verdict,
+)
+from scale_scenario import ffl_scale_scenario
 
 CHILD_TAG = "BENCH_SCALE_JSON "
 MILLION_TARGET_S = 60.0
@@ -48,30 +55,17 @@ TEN_MILLION_RSS = 16e9
 
 def scale_scenario(K: int, per_agent: str = "npz") -> dict:
     """The issue's configuration at K agents (see the module docstring)."""
-    return {
-        "seed": 0,
-        "data": {"source": "synthetic", "samples": 10 * K, "features": 20},
-        "agents": {"count": K},
-        "model": {"kind": "ridge", "l2": 10.0},
-        "mechanism": {
-            "kind": "ffl",
-            "phase1_rounds": "theory",
-            "phase2_rounds": "theory",
-            "exact_vcg": False,
-            "epsilon": 0.1,
+    network = {
+        "fidelity": "batched",
+        "radio": {
+            "model": "shannon",
+            "resource_blocks": "per-device",
+            "loss": "bernoulli",
+            "loss_prob": 0.02,
         },
-        "network": {
-            "fidelity": "batched",
-            "radio": {
-                "model": "shannon",
-                "resource_blocks": "per-device",
-                "loss": "bernoulli",
-                "loss_prob": 0.02,
-            },
-            "backhaul": {"sharing": "dedicated"},
-        },
-        "output": {"local_baseline": False, "per_agent": per_agent},
+        "backhaul": {"sharing": "dedicated"},
     }
+    return ffl_scale_scenario(K, network=network, output={"per_agent": per_agent})
 
 
 def child(K: int) -> None:
@@ -128,11 +122,11 @@ def child(K: int) -> None:
         "rss_base": base,
         **sizes,
     }
-    print(CHILD_TAG + json.dumps(out), flush=True)
+    report_to_parent(CHILD_TAG, out)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--ten-million", action="store_true", help="also run K = 1e7 (~15 min)")
     ap.add_argument("--quick", action="store_true", help="K = 2e4 and 1e5 only")
     ap.add_argument("--sizes", type=float, nargs="*", help="the K to run (overrides the above)")

@@ -84,42 +84,23 @@ def grid_rows(cell: list[dict], churn: list[dict]) -> list[dict]:
                 }
             )
         if cnd == ("bernoulli", 3):
-            rows.append(
-                {
-                    "panel": "s",
-                    "quantity": "rounds_phase2",
-                    "series": policy,
-                    "schedule": schedule,
-                    "x": q,
-                    "y": st["rounds_phase2"][0],
-                    "y_std": st["rounds_phase2"][1],
-                    "seeds": st["rounds_phase2"][2],
-                    "sum_T2": st["sum_T2"][0],
-                    "max_T2": st["max_T2"][0],
-                    "retries": st["retries"][0],
-                    "loss": loss,
-                    "R": R,
-                    "K": sample["K"],
-                }
-            )
+            extra = {"sum_T2": st["sum_T2"][0], "max_T2": st["max_T2"][0]}
+            extra |= {"retries": st["retries"][0], "loss": loss, "R": R, "K": sample["K"]}
+            rows.append(mean_row("s", "rounds_phase2", policy, schedule, q, st, **extra))
         if cnd == ("bernoulli", 0) and "given_up" in st:
-            m, s, n, _, _ = st["given_up"]
-            rows.append(
-                {
-                    "panel": "t",
-                    "quantity": "given_up",
-                    "series": policy,
-                    "schedule": schedule,
-                    "x": q,
-                    "y": m,
-                    "y_std": s,
-                    "seeds": n,
-                    "loss": loss,
-                    "R": R,
-                    "K": sample["K"],
-                }
-            )
+            extra = {"loss": loss, "R": R, "K": sample["K"]}
+            rows.append(mean_row("t", "given_up", policy, schedule, q, st, **extra))
     return rows
+
+
+def mean_row(panel, quantity, policy, schedule, x, st: dict, **columns) -> dict:
+    """Return one plotted point of ``quantity``: its mean over seeds as y, with y_std and seeds.
+
+    ``st`` is a group of :func:`stats`; ``columns`` follow the seeds, in order.
+    """
+    m, s, n = st[quantity][:3]
+    head = {"panel": panel, "quantity": quantity, "series": policy, "schedule": schedule, "x": x}
+    return head | {"y": m, "y_std": s, "seeds": n, **columns}
 
 
 def accept_rows(accept: list[dict]) -> list[dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from analysis import common
+
 #: Width of one bar in the grouped bar charts (g) and (h).
 WIDTH = 0.38
 
@@ -287,10 +289,9 @@ def draw(rows: list[dict], meta: dict, quick: bool) -> plt.Figure:
     draw_access(g, rows)
     draw_faithfulness(h, rows)
     draw_per_agent(i, rows)
-    fig.suptitle(
+    return common.titled(
+        fig,
         "Network effects on FFL: dropouts, ARQ, churn with deadlines, a shared access point "
         f"(synthetic data{', --quick' if quick else ''})",
         fontsize=12,
     )
-    fig.tight_layout()
-    return fig

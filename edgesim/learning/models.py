@@ -23,130 +23,25 @@ buffers, subsets, threads), and splitting them would scatter that contract.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy.special import log_softmax
 
 from edgesim.learning.data import FederatedDataset
+from edgesim.learning.design import (  # noqa: F401  (re-exported: users import them from here)
+    Design,
+    add_intercept,
+    as_float64,
+    by_row_blocks,
+)
 from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     BLOCK_ROWS,
     THREAD_CHUNK_BLOCKS,
-    _row_blocks,
     batched_top_eigenvalue,
     gradient_threads,
     in_threads,
     segment_sum,
 )
-
-
-def add_intercept(X: np.ndarray) -> np.ndarray:
-    """Return ``X`` with a column of ones appended, shape (n, d + 1), in ``X``'s float dtype.
-
-    When ``X`` is already the first d columns of an (n, d + 1) array whose last column is
-    ones (how the synthetic source stores its samples), that array is returned, not a copy.
-    """
-    base = X.base
-    if (
-        base is not None
-        and base.ndim == 2
-        and base.shape == (X.shape[0], X.shape[1] + 1)
-        and base.dtype == X.dtype
-        and base.strides == X.strides
-        and X.__array_interface__["data"][0] == base.__array_interface__["data"][0]
-        and bool(np.all(base[:, -1] == 1.0))
-    ):
-        return base
-    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=dtype)
-    out[:, :-1] = X
-    out[:, -1] = 1.0
-    return out
-
-
-def as_float64(rows: np.ndarray) -> np.ndarray:
-    """Return ``rows`` as float64: the array itself when it is float64, else a converted copy.
-
-    Samples stored in float32 (``data.precision``) are converted block by block before
-    any arithmetic, so every sum accumulates in float64 exactly as for float64 storage.
-    """
-    return rows if rows.dtype == np.float64 else rows.astype(np.float64)
-
-
-@dataclass(frozen=True, eq=False)
-class Design:
-    """A dataset prepared for a model: features with the intercept column.
-
-    ``Xa`` (n, d') and ``Xa_test`` are the design matrices; ``starts`` the
-    first row of each agent's block (K,); ``n_k`` the block sizes (K,).
-    """
-
-    data: FederatedDataset
-    Xa: np.ndarray
-    Xa_test: np.ndarray
-    starts: np.ndarray
-    n_k: np.ndarray
-    starts_test: np.ndarray
-    n_k_test: np.ndarray
-    blocks: tuple = ()
-
-    @classmethod
-    def of(cls, data: FederatedDataset, intercept: bool) -> Design:
-        """Build the design of ``data``; every agent needs at least one training sample."""
-        n_k = data.n_k
-        if np.any(n_k == 0):
-            k = int(np.flatnonzero(n_k == 0)[0])
-            raise ValueError(f"agent {k} has no training samples")
-        Xa = add_intercept(data.X) if intercept else data.X
-        Xa_test = add_intercept(data.X_test) if intercept else data.X_test
-        off = data.offsets
-        n_kt = data.n_k_test
-        off_t = np.concatenate([[0], np.cumsum(n_kt)])
-        return cls(data, Xa, Xa_test, off[:-1], n_k, off_t[:-1], n_kt, _row_blocks(off))
-
-    def split(self, test: bool):
-        """Return (Xa, y, agent, starts, n_k) of the training or the test samples."""
-        if test:
-            d = self.data
-            return self.Xa_test, d.y_test, d.agent_test, self.starts_test, self.n_k_test
-        return self.Xa, self.data.y, self.data.agent, self.starts, self.n_k
-
-    def agent_means(self, values: np.ndarray, test: bool) -> np.ndarray:
-        """Return each agent's mean of per-sample ``values`` (K,); NaN for an agent without samples."""
-        _, _, _, starts, n_k = self.split(test)
-        sums = segment_sum(values, starts, n_k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n_k > 0, sums / np.maximum(n_k, 1), np.nan)
-
-    @property
-    def K(self) -> int:
-        """Number of agents."""
-        return self.data.K
-
-    @cached_property
-    def row_norms(self) -> np.ndarray:
-        """Return ||x_i|| of every training row of ``Xa`` (intercept included), shape (n,).
-
-        Per-sample gradient norms factorise through it (see :meth:`Model.agent_grads`),
-        so clipping needs this one (n,) array, never an (n, n_params) one.
-        """
-        Xa = self.Xa
-        return by_row_blocks(
-            Xa.shape[0], lambda sl: np.sqrt(np.einsum("ij,ij->i", *[as_float64(Xa[sl])] * 2))
-        )
-
-
-def by_row_blocks(n: int, per_block) -> np.ndarray:
-    """Return ``per_block(rows)`` for consecutive slices of BLOCK_ROWS rows, joined, shape (n,).
-
-    A model per agent gathered per row (``W[agent]``) is (rows, n_params): built for
-    all n rows at once it would outweigh the data; by blocks it stays cache-sized.
-    """
-    out = np.empty(n)
-    for lo in range(0, n, BLOCK_ROWS):
-        sl = slice(lo, lo + BLOCK_ROWS)
-        out[sl] = per_block(sl)
-    return out
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:

@@ -17,8 +17,8 @@ from scipy.sparse import csr_matrix
 BLOCK_ROWS = 8192
 
 
-def _row_blocks(offsets: np.ndarray) -> tuple:
-    """Split the agents into consecutive groups of about BLOCK_ROWS training rows.
+def row_blocks(offsets: np.ndarray) -> tuple:
+    """Return the agents split into consecutive groups of about BLOCK_ROWS training rows.
 
     Returns ``((a0, a1, r0, r1), ...)``: agents a0..a1-1 own rows r0..r1-1.
     Gradients are computed block by block so the second pass over a block's
@@ -125,7 +125,7 @@ def batched_top_eigenvalue(
 ) -> float:
     """Largest eigenvalue over agents of ``X_k^T X_k / n_k`` by batched power iteration.
 
-    The agents are taken block by block (``blocks`` as :func:`_row_blocks` returns; by
+    The agents are taken block by block (``blocks`` as :func:`row_blocks` returns; by
     default computed from ``starts`` and ``n_k``): a block's rows are read (and, when
     stored in float32, converted) once, and all its agents iterate at once while the
     block is in cache, until the block's largest Rayleigh quotient has settled (three
@@ -139,7 +139,7 @@ def batched_top_eigenvalue(
     c = int(n_k[0])
     equal = c > 0 and c * K == Xa.shape[0] and n_k.min() == n_k.max()
     if blocks is None:
-        blocks = _row_blocks(np.append(starts, starts[-1] + n_k[-1]))
+        blocks = row_blocks(np.append(starts, starts[-1] + n_k[-1]))
     # A fixed generic start: the all-ones vector can be an eigenvector of the *smallest*
     # eigenvalue (a +-1 feature beside the intercept), which power iteration never leaves.
     rng = np.random.default_rng(12345)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from edgesim.config import option
+from edgesim.config import option, part_options
 from edgesim.learning.models import Model
 from edgesim.mechanisms.protocol import Gather, Replies
 from edgesim.registry import register
 
 ROUNDS = (int, str)
+
+#: The mechanisms by name (see :func:`register_mechanism`); a mechanism may carry an ``options`` class.
+MECHANISMS: dict[str, Mechanism] = {}
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,12 @@ class MechanismConfig:
     retry_max: int = option(
         3, "missing = 'retry': the most retries of one round before it is reweighted", ge=0
     )
+    options: Any = part_options(
+        "kind",
+        MECHANISMS,
+        "the chosen mechanism's own options: the [mechanism.<kind>] sub-table (a mechanism"
+        " reads them with edgesim.config.resolved_options(ctx.cfg, 'options'))",
+    )
 
 
 #: Mechanisms whose agents send gradient reports (clip_norm applies), and loss reports (loss_bound).
@@ -294,7 +304,6 @@ class Outcome:
 
 
 Mechanism = Callable[[ServerContext], Generator[Gather, Replies, Outcome]]
-MECHANISMS: dict[str, Mechanism] = {}
 
 
 def register_mechanism(name: str, mechanism: Mechanism, *, replace: bool = False) -> None:

@@ -48,7 +48,7 @@ from edgesim.mechanisms.base import (
     smoothness_source,
 )
 from edgesim.mechanisms.parallel import run_problems
-from edgesim.mechanisms.protocol import Gather
+from edgesim.mechanisms.protocol import Gather, LossChangeAsk
 from edgesim.mechanisms.steps import descend, step_size_phase1, step_size_phase2
 from edgesim.mechanisms.vcg import balanced_clusters, resolve_clusters
 
@@ -233,7 +233,7 @@ def dp_ffl(ctx: ServerContext):
             problem=l, noise=gaussian,
         )  # fmt: skip
         r = yield Gather(
-            w_l, agents=everyone, ask="loss_change", phase="phase2", problem=l, reference=w_star
+            w_l, agents=everyone, ask=LossChangeAsk, phase="phase2", problem=l, reference=w_star
         )
         diff = np.zeros(K)
         diff[r.agents] = p[r.agents] * r.values  # p_j (F_j(w*) - F_j(w_l[T2]))

@@ -1,7 +1,10 @@
 """The agents' side of the protocol and the in-memory driver.
 
 :class:`AgentSide` computes what the agents report for a :class:`Gather`
-(their true values, transformed by their strategies); any driver uses it.
+(their true values, transformed by their strategies); any driver uses it. What
+depends on the kind of request is the step's :class:`~edgesim.mechanisms.protocol.Ask`
+(``step.ask``): the side calls its methods and offers it the agents' data,
+model and strategies (:meth:`AgentSide.true_gradients`, :meth:`AgentSide.true_losses`).
 :func:`run_in_memory` answers every step at once, counting the messages and
 bytes the protocol would send (``network.fidelity = "none"``).
 """
@@ -15,17 +18,9 @@ import numpy as np
 
 from edgesim import progress
 from edgesim.agents import Population
-from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
-from edgesim.mechanisms.protocol import (
-    FLOAT_BYTES,
-    HEADER_BYTES,
-    Gather,
-    GatherMany,
-    Replies,
-    payload_bytes,
-)
+from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, Gather, GatherMany, Replies
 
 
 @dataclass
@@ -153,7 +148,7 @@ class AgentSide:
         """
         if (
             step.sum_weights is None
-            or step.ask != "gradient"
+            or not step.ask.summable
             or step.aggregate is not None
             or not true_unclipped(self.clip_norm, self.population)
         ):
@@ -164,25 +159,23 @@ class AgentSide:
         return self._moments[1]
 
     def reports(self, step: Gather, agents: np.ndarray) -> np.ndarray:
-        """Return the reports of ``agents`` for ``step``: (m, p) gradients or (m,) losses."""
-        if step.ask == "gradient":
-            over = self._clipped(self.clip_norm)
-            out = self._buffer(agents.size, step.model.size)
-            true = self.model.agent_grads(
-                step.model, self.design, self.clip_norm, over, out=out, agents=agents
-            )
-            self._tally(self.gradient_clips, over, agents)
-            return self.population.apply(agents, true, "gradient", step.phase, self.rng)
-        if step.ask == "loss":
-            true = self._losses(step.model, agents)[agents]
-        elif step.ask == "loss_change":
-            true = (self._losses(step.reference, agents) - self._losses(step.model, agents))[agents]
-        else:
-            raise ValueError(f"no per-agent report for ask {step.ask!r}")
-        return self.population.apply(agents, true, "loss", step.phase, self.rng)
+        """Return the reports of ``agents`` for ``step`` as sent: (m, p) gradients or (m,)
+        losses, the ask's truthful reports transformed by the agents' strategies."""
+        true = step.ask.truthful(self, step, agents)
+        return self.population.apply(agents, true, step.ask.transform, step.phase, self.rng)
 
-    def _losses(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
-        """Return F_k(w) of every agent (K,), per-sample losses clipped to [0, loss_bound]."""
+    def true_gradients(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """Return grad F_k(w) of each of ``agents``, (m, p), per-sample data gradients clipped
+        to norm ``clip_norm`` (in a reused buffer: :meth:`_buffer`)."""
+        over = self._clipped(self.clip_norm)
+        out = self._buffer(agents.size, w.size)
+        true = self.model.agent_grads(w, self.design, self.clip_norm, over, out=out, agents=agents)
+        self._tally(self.gradient_clips, over, agents)
+        return true
+
+    def true_losses(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """Return F_k(w) of every agent (K,), per-sample losses clipped to [0, loss_bound];
+        the clips of ``agents`` (the senders) are tallied."""
         over = self._clipped(self.loss_bound)
         losses = self.model.agent_losses(w, self.design, loss_bound=self.loss_bound, clipped=over)
         self._tally(self.loss_clips, over, agents)
@@ -199,12 +192,14 @@ class AgentSide:
             count.total += int(self.design.n_k[agents].sum())
 
     def answer(self, step: Gather, agents: np.ndarray) -> Replies:
-        """Return the :class:`Replies` when every agent in ``agents`` replies."""
-        if step.ask == "data":
-            return Replies(agents, data=self.design)
-        if step.ask == "local_model":
-            W, rounds = local_models(self.model, self.design, self.local_rounds)
-            return Replies(agents, values=W[agents], rounds=rounds)
+        """Return the :class:`Replies` when every agent in ``agents`` replies
+        (:meth:`Ask.answer <edgesim.mechanisms.protocol.Ask.answer>`)."""
+        return step.ask.answer(self, step, agents)
+
+    def report_replies(self, step: Gather, agents: np.ndarray) -> Replies:
+        """Return the :class:`Replies` to a report ask: the reports as sent, or only their
+        weighted sum (``sum_of``) when the step reads that alone, or under secure
+        aggregation only their fixed-point ``total``."""
         moments = self._sums(step)
         if moments is not None:  # the mechanism reads the weighted sum only
             return Replies(
@@ -262,14 +257,9 @@ class AgentSide:
         return step.aggregate[pos]
 
     def upload_bytes(self, step: Gather, agents: np.ndarray) -> np.ndarray:
-        """Return the size in bytes of each agent's reply to ``step``, shape (m,)."""
-        if step.ask == "data":
-            d1 = self.design.data.d + 1  # the raw features plus the label
-            return HEADER_BYTES + FLOAT_BYTES * self.design.n_k[agents] * d1
-        if step.ask == "gradient":
-            return np.full(agents.size, HEADER_BYTES + self.payload(), dtype=np.int64)
-        n_params = self.model.n_params(self.design.data.d)
-        return np.full(agents.size, payload_bytes(step.ask, n_params), dtype=np.int64)
+        """Return the size in bytes of each agent's reply to ``step``, shape (m,)
+        (:meth:`Ask.upload_bytes <edgesim.mechanisms.protocol.Ask.upload_bytes>`)."""
+        return step.ask.upload_bytes(self, agents)
 
     def payload(self) -> int:
         """Return the bytes of model a model or gradient message carries, header excluded.
@@ -329,7 +319,7 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
             progress.update(phase=step.phase, round=counters.rounds[step.phase])
             return agent_side.answer_many(step, agents, each)
         agents = everyone if step.agents is None else np.asarray(step.agents)
-        if step.ask != "local_model":
+        if step.ask.sends_messages:
             m = int(agents.size)
             counters.rounds[step.phase] = counters.rounds.get(step.phase, 0) + 1
             counters.messages_down += m

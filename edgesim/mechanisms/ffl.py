@@ -84,7 +84,7 @@ from edgesim import theory
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
 from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.payment_error import PathError, finite_max, phase1_error, truncation_error
-from edgesim.mechanisms.protocol import Gather
+from edgesim.mechanisms.protocol import Gather, GradientAsk
 from edgesim.mechanisms.steps import run_phase1, step_size_phase1, step_size_phase2
 
 
@@ -185,7 +185,7 @@ class _Path:
                 t += 1
                 break
             rep = yield Gather(
-                w_next, agents=self.others, ask="gradient", phase="phase2", problem=k
+                w_next, agents=self.others, ask=GradientAsk, phase="phase2", problem=k
             )
             if rep.values is not None and rep.values.size:
                 norms = np.einsum("ij,ij->i", rep.values, rep.values)
@@ -262,7 +262,7 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
     :class:`SharedRound`.
     """
     K, p, cfg = ctx.K, ctx.p, ctx.cfg
-    r = yield Gather(w_star, ask="gradient", phase="phase1")
+    r = yield Gather(w_star, ask=GradientAsk, phase="phase1")
     if r.agents.size == K and bool(np.all(r.agents[1:] > r.agents[:-1])):
         # every report, agents in order (row k is agent k): keep the replies themselves
         G0 = r.values

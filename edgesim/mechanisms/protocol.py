@@ -1,9 +1,14 @@
-"""The communication steps a mechanism can ask for, and what comes back.
+"""The communication steps a mechanism can ask for, what each asks, and what comes back.
 
 A mechanism is a generator: it yields a :class:`Gather` (the server sends a
 model to some agents and each replies with a report) and receives
-:class:`Replies`. Drivers answer the steps: the in-memory driver at once
-(``edgesim.mechanisms.driver``), the network driver over simulated links.
+:class:`Replies`. What a step asks for is an :class:`Ask`, one class per kind
+of request (:class:`GradientAsk`, :class:`LossAsk`, :class:`LossChangeAsk`,
+:class:`DataAsk`, :class:`LocalModelAsk`); each owns its upload's size, its
+truthful answer, how a strategy transforms it and whether a missing reply may
+be repaired, so drivers call its methods instead of comparing names. Drivers
+answer the steps: the in-memory driver at once (``edgesim.mechanisms.driver``),
+the network driver over simulated links.
 
 Message sizes (documented protocol, used by every driver): a message carrying
 a model or a gradient of ``p`` float64 values is ``HEADER_BYTES + 8 p`` bytes;
@@ -17,13 +22,192 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
+from typing import ClassVar
 
 import numpy as np
+
+from edgesim.learning.local import local_models
 
 HEADER_BYTES = 64
 FLOAT_BYTES = 8
 
-ASKS = ("gradient", "loss", "loss_change", "data", "local_model")
+
+class Ask:
+    """What a :class:`Gather` asks each recipient for: one kind of request.
+
+    A subclass owns everything about its kind: the size of an upload
+    (:meth:`payload_bytes`, :meth:`upload_bytes`), the truthful report an agent
+    computes from its data (:meth:`truthful`), how a strategy transforms it
+    (:meth:`transform`) and the :class:`Replies` the server gets (:meth:`answer`).
+    ``side`` in the methods is the agents' side of a run
+    (:class:`edgesim.mechanisms.driver.AgentSide`: the model, the design, the
+    strategies). Asks hold no state: two instances of one class are equal.
+
+    Class flags: ``name`` (the string a mechanism may pass: ``ask="gradient"``);
+    ``is_report`` (each recipient replies with one report at the step's model,
+    a row or a scalar, which a strategy may transform; such asks may share an
+    exchange, :class:`GatherMany`); ``repairable`` (a missing reply may be asked
+    again or filled with a stale one, :mod:`edgesim.mechanisms.repair`);
+    ``summable`` (an open weighted sum of the reports may be formed without the
+    per-agent rows, from the model's moments); ``sends_messages`` (answering it
+    exchanges messages; False for a read made for evaluation only).
+    """
+
+    name: ClassVar[str] = ""
+    is_report: ClassVar[bool] = True
+    repairable: ClassVar[bool] = True
+    summable: ClassVar[bool] = False
+    sends_messages: ClassVar[bool] = True
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def payload_bytes(self, n_params: int) -> int:
+        """Return the bytes of one upload answering this ask (header included), for a model of
+        ``n_params`` float64 values; ValueError when the size is not fixed."""
+        raise ValueError(f"no fixed payload size for ask {self.name!r}")
+
+    def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
+        """Return the size in bytes of each of ``agents``' uploads, shape (m,), int64."""
+        n_params = side.model.n_params(side.design.data.d)
+        return np.full(agents.size, self.payload_bytes(n_params), dtype=np.int64)
+
+    def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return the true reports of ``agents`` for ``step``, (m, p) or (m,), computed from
+        their data; ValueError for an ask that is not a per-agent report."""
+        raise ValueError(f"no per-agent report for ask {self.name!r}")
+
+    def transform(self, strategy, rows: np.ndarray, phase: str, rng) -> np.ndarray:
+        """Return ``rows`` (true reports of agents playing ``strategy``) as they send them."""
+        raise ValueError(f"no strategy transforms the answers to ask {self.name!r}")
+
+    def answer(self, side, step: Gather, agents: np.ndarray) -> Replies:
+        """Return the :class:`Replies` when every agent in ``agents`` replies.
+
+        A report ask answers with its reports as sent (or only their sum, when
+        the step asks for one): :meth:`AgentSide.report_replies
+        <edgesim.mechanisms.driver.AgentSide.report_replies>`.
+        """
+        return side.report_replies(step, agents)
+
+
+class GradientAsk(Ask):
+    """Report grad F_k(model) (Alg. 1, lines 4 and 10): a row of p values, 8 p bytes.
+
+    The model's bytes are ``network.model_bytes`` when set (the side's
+    :meth:`~edgesim.mechanisms.driver.AgentSide.payload`). Strategies transform
+    it with :meth:`~edgesim.agents.Strategy.gradients`; with truthful, unclipped
+    reports of a ridge model its weighted sum comes from the data's moments.
+    """
+
+    name = "gradient"
+    summable = True
+
+    def payload_bytes(self, n_params: int) -> int:
+        """Return ``HEADER_BYTES + 8 n_params`` (bytes)."""
+        return HEADER_BYTES + FLOAT_BYTES * n_params
+
+    def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
+        """Return ``HEADER_BYTES`` plus the side's model payload for each agent (bytes, (m,))."""
+        return np.full(agents.size, HEADER_BYTES + side.payload(), dtype=np.int64)
+
+    def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return grad F_k(step.model) of each of ``agents``, (m, p), per-sample gradients
+        clipped to the side's ``clip_norm``."""
+        return side.true_gradients(step.model, agents)
+
+    def transform(self, strategy, rows, phase, rng):
+        """Return ``strategy.gradients(rows, phase, rng)``."""
+        return strategy.gradients(rows, phase, rng)
+
+
+class LossAsk(Ask):
+    """Report F_k(model) (vcg-federated's payments): a scalar, ``HEADER_BYTES + 8`` bytes."""
+
+    name = "loss"
+
+    def payload_bytes(self, n_params: int) -> int:
+        """Return ``HEADER_BYTES + 8`` (bytes): one float64 whatever the model's size."""
+        return HEADER_BYTES + FLOAT_BYTES
+
+    def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return F_k(step.model) of each of ``agents``, (m,), per-sample losses clipped to
+        the side's ``loss_bound``."""
+        return side.true_losses(step.model, agents)[agents]
+
+    def transform(self, strategy, rows, phase, rng):
+        """Return ``strategy.losses(rows, phase, rng)``."""
+        return strategy.losses(rows, phase, rng)
+
+
+class LossChangeAsk(LossAsk):
+    """Report F_k(reference) - F_k(model) (Alg. 2's payment report): a scalar, like a loss."""
+
+    name = "loss_change"
+
+    def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
+        """Return F_k(step.reference) - F_k(step.model) of each of ``agents``, (m,)."""
+        change = side.true_losses(step.reference, agents) - side.true_losses(step.model, agents)
+        return change[agents]
+
+
+class DataAsk(Ask):
+    """Upload the agent's dataset (the central ``vcg`` reference): ``HEADER_BYTES + 8 n_k (d+1)``
+    bytes (the raw features plus the label), not a report: no strategy, no repair."""
+
+    name = "data"
+    is_report = False
+    repairable = False
+
+    def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
+        """Return ``HEADER_BYTES + 8 n_k (d + 1)`` for each of ``agents`` (bytes, (m,))."""
+        d1 = side.design.data.d + 1  # the raw features plus the label
+        return HEADER_BYTES + FLOAT_BYTES * side.design.n_k[agents] * d1
+
+    def answer(self, side, step: Gather, agents: np.ndarray) -> Replies:
+        """Return Replies whose ``data`` is the central design."""
+        return Replies(agents, data=side.design)
+
+
+class LocalModelAsk(Ask):
+    """Read each agent's local-learning model (evaluation only: local learning sends
+    nothing, so no message is counted and no time passes)."""
+
+    name = "local_model"
+    is_report = False
+    repairable = False
+    sends_messages = False
+
+    def answer(self, side, step: Gather, agents: np.ndarray) -> Replies:
+        """Return Replies with the local models of ``agents`` (m, p) and, in ``rounds``, the
+        gradient steps of each agent's local learning."""
+        W, rounds = local_models(side.model, side.design, side.local_rounds)
+        return Replies(agents, values=W[agents], rounds=rounds)
+
+
+#: The built-in asks by name: what ``Gather(..., ask="name")`` looks up.
+ASK_TYPES: dict[str, type[Ask]] = {
+    cls.name: cls for cls in (GradientAsk, LossAsk, LossChangeAsk, DataAsk, LocalModelAsk)
+}
+ASKS = tuple(ASK_TYPES)
+
+
+def as_ask(ask: Ask | type[Ask] | str) -> Ask:
+    """Return the :class:`Ask` that ``ask`` names: an instance as is, a subclass instantiated,
+    a name looked up in :data:`ASK_TYPES`; ValueError listing the names otherwise."""
+    if isinstance(ask, Ask):
+        return ask
+    if isinstance(ask, type) and issubclass(ask, Ask):
+        return ask()
+    if isinstance(ask, str) and ask in ASK_TYPES:
+        return ASK_TYPES[ask]()
+    raise ValueError(f"unknown ask {ask!r}; allowed: {ASKS} or an Ask subclass")
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,11 +218,12 @@ class Gather:
     phase="phase2", problem=k)``.
 
     ``agents``: indices of the recipients (``None`` = every agent).
-    ``ask``: what each agent reports: ``"gradient"`` (grad F_k(model)),
-    ``"loss"`` (F_k(model)), ``"loss_change"`` (F_k(reference) - F_k(model),
-    Alg. 2's payment report), ``"data"`` (its dataset: the central reference),
-    ``"local_model"`` (its local-learning model; read for evaluation only, no
-    message is counted: local learning sends nothing).
+    ``ask``: what each agent reports, an :class:`Ask` (a subclass or its name
+    may be given; the step holds the instance): ``"gradient"`` (grad
+    F_k(model)), ``"loss"`` (F_k(model)), ``"loss_change"`` (F_k(reference) -
+    F_k(model), Alg. 2's payment report), ``"data"`` (its dataset: the central
+    reference), ``"local_model"`` (its local-learning model; read for
+    evaluation only, no message is counted: local learning sends nothing).
     ``aggregate``: weights, one per recipient; when given, the server receives
     only ``sum_i aggregate_i report_i`` (secure aggregation: no individual
     report is revealed). ``phase`` (``"phase1"``/``"phase2"``) and ``problem``
@@ -53,7 +238,7 @@ class Gather:
     model: np.ndarray | None
     _: KW_ONLY
     agents: np.ndarray | None = None
-    ask: str = "gradient"
+    ask: Ask | type[Ask] | str = "gradient"
     phase: str = "phase1"
     problem: int = -1
     aggregate: np.ndarray | None = None
@@ -61,8 +246,7 @@ class Gather:
     sum_weights: np.ndarray | None = None
 
     def __post_init__(self):
-        if self.ask not in ASKS:
-            raise ValueError(f"unknown ask {self.ask!r}; allowed: {ASKS}")
+        object.__setattr__(self, "ask", as_ask(self.ask))
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +269,7 @@ class GatherMany:
 
     def __post_init__(self):
         for part in self.parts:
-            if part.ask in ("data", "local_model") or part.aggregate is not None:
+            if not part.ask.is_report or part.aggregate is not None:
                 raise ValueError("GatherMany parts ask for reports, openly (no secure aggregation)")
 
     def recipients(self, K: int) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -131,13 +315,10 @@ class Replies:
         return self.values
 
 
-def payload_bytes(ask: str, n_params: int) -> int:
-    """Bytes of one upload answering ``ask`` (header included); data uploads are sized by the driver."""
-    if ask == "gradient":
-        return HEADER_BYTES + FLOAT_BYTES * n_params
-    if ask in ("loss", "loss_change"):
-        return HEADER_BYTES + FLOAT_BYTES
-    raise ValueError(f"no fixed payload size for ask {ask!r}")
+def payload_bytes(ask: Ask | type[Ask] | str, n_params: int) -> int:
+    """Bytes of one upload answering ``ask`` (header included): :meth:`Ask.payload_bytes`;
+    data uploads are sized by :meth:`DataAsk.upload_bytes`."""
+    return as_ask(ask).payload_bytes(n_params)
 
 
 def model_bytes(n_params: int) -> int:

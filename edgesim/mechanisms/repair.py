@@ -42,10 +42,9 @@ import dataclasses
 
 import numpy as np
 
-from edgesim.mechanisms.protocol import Gather, GatherMany, Replies
+from edgesim.mechanisms.protocol import Ask, Gather, GatherMany, Replies
 
 POLICIES = ("reweight", "retry", "stale")
-REPAIRABLE = ("gradient", "loss", "loss_change")
 
 
 class Repair:
@@ -59,7 +58,8 @@ class Repair:
         self.recovered = 0  # replies that arrived on a retry
         self.stale = 0  # replies filled from an earlier report
         self.given_up = 0  # replies still missing after the policy
-        self._latest: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # (ask, problem or None) -> (each agent's latest report, whether it has one)
+        self._latest: dict[tuple[Ask, int | None], tuple[np.ndarray, np.ndarray]] = {}
 
     def gather(self, step: Gather | GatherMany):
         """Yield ``step`` (and its retries); return the :class:`Replies` the policy makes of them.
@@ -92,9 +92,11 @@ class Repair:
         for part, r in zip(parts, rs, strict=True):
             self.given_up += int(r.missing.size)
             self.remember(part, r)
-        if self.policy == "stale":  # keep the current exchange's problems only
-            live = {(g.ask, g.problem) for g in parts} | {(ask, None) for ask in REPAIRABLE}
-            self._latest = {key: v for key, v in self._latest.items() if key in live}
+        if self.policy == "stale":  # keep the current exchange's problems only (and every kind's)
+            live = {(g.ask, g.problem) for g in parts}
+            self._latest = {
+                key: v for key, v in self._latest.items() if key[1] is None or key in live
+            }
         return rs if many else rs[0]
 
     def remember(self, step: Gather, r: Replies) -> None:
@@ -140,7 +142,7 @@ class Repair:
 
 def _repairable(step: Gather) -> bool:
     """Whether a policy may repair ``step``: an open report (not data, a local model, or a sum)."""
-    return step.ask in REPAIRABLE and step.aggregate is None
+    return step.ask.repairable and step.aggregate is None
 
 
 def _retry_step(step: Gather, missing: np.ndarray) -> Gather:

@@ -6,7 +6,7 @@ import numpy as np
 
 from edgesim import theory
 from edgesim.mechanisms.base import ServerContext, secure_aggregation, weighted_total
-from edgesim.mechanisms.protocol import Gather
+from edgesim.mechanisms.protocol import Gather, GradientAsk
 
 
 def step_size_phase1(ctx: ServerContext) -> float:
@@ -59,7 +59,7 @@ def descend(
         r = yield Gather(
             w,
             agents=agents,
-            ask="gradient",
+            ask=GradientAsk,
             phase=phase,
             problem=problem,
             aggregate=weights,
@@ -88,7 +88,7 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
         secure = secure_aggregation(ctx.cfg)
         weights = ctx.p if secure else None  # the server sees only the sum
         only_sum = None if secure else ctx.p
-        r = yield Gather(w, ask="gradient", phase=phase, aggregate=weights, sum_weights=only_sum)
+        r = yield Gather(w, ask=GradientAsk, phase=phase, aggregate=weights, sum_weights=only_sum)
         g = weighted_total(r, ctx.p[r.agents], 1.0)
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))

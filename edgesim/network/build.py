@@ -1,4 +1,9 @@
-"""Assemble one simulated network from the ``[network]`` table, and run a mechanism over it."""
+"""Assemble one simulated network from the ``[network]`` table, and run a mechanism over it.
+
+The table is trusted: it comes from a validated scenario (``Scenario.errors``
+checked every key and every rule), so the parts are looked up in their
+registries and built without checking the table again.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,9 @@ import numpy as np
 from edgesim.network import to_ns
 from edgesim.network.availability import build_availability
 from edgesim.network.cells import Cells
-from edgesim.network.compute import build_compute_model
+from edgesim.network.compute import COMPUTE_MODELS
 from edgesim.network.config import NetworkConfig
-from edgesim.network.links import build_link
+from edgesim.network.links import LINKS
 from edgesim.network.mobility import Mobility, area_of
 from edgesim.network.topology import Topology
 
@@ -45,9 +50,10 @@ class Network:
             for name, s in zip(NETWORK_STREAMS, children, strict=True)
         }
         self.topology = Topology(cfg.topology, cfg.backhaul, K, self.rng["topology"])
-        d = self.topology.distance_m
-        self.uplink = build_link(cfg.radio, "up", d, self.rng["radio-setup"])
-        self.downlink = build_link(cfg.radio, "down", d, self.rng["radio-setup"])
+        d = np.asarray(self.topology.distance_m, dtype=np.float64)
+        link = LINKS[cfg.radio.model]
+        self.uplink = link(cfg.radio, "up", d, self.rng["radio-setup"])
+        self.downlink = link(cfg.radio, "down", d, self.rng["radio-setup"])
         tcp = cfg.transport == "tcp"
         self.cells = Cells(
             cfg.radio, self.topology.ap_of, self.uplink, self.downlink, tcp, cfg.tcp_initial_window
@@ -60,5 +66,5 @@ class Network:
             t = self.topology
             area = area_of(t.ap_xy, t.cfg.cell_radius_m)
             self.mobility = Mobility(cfg.mobility, t.xy_m, area, self.rng["mobility"])
-        self.compute = build_compute_model(cfg.compute, n_k, self.rng["compute"])
+        self.compute = COMPUTE_MODELS[cfg.compute.model](cfg.compute, self.n_k, self.rng["compute"])
         self.availability = build_availability(cfg.availability, K, self.rng["availability"])

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edgesim.config import option, section
+from edgesim.config import option, resolved_options, section
 from edgesim.errors import ScenarioError
 from edgesim.mechanisms.protocol import FLOAT_BYTES
+from edgesim.network.access import ACCESS_SCHEMES
 from edgesim.network.availability import AVAILABILITY_MODELS, AvailabilityConfig
 from edgesim.network.compute import COMPUTE_MODELS, ComputeConfig
 from edgesim.network.energy import EnergyConfig
-from edgesim.network.links import LINKS, LOSSES, RadioConfig
+from edgesim.network.links import LINKS
+from edgesim.network.loss import LOSSES
 from edgesim.network.mobility import MobilityConfig, area_of, read_trace
+from edgesim.network.radio import RadioConfig
 from edgesim.network.secagg import SecAggConfig
 from edgesim.network.topology import BackhaulConfig, TopologyConfig
 from edgesim.plugins import register_from_spec
@@ -93,7 +96,7 @@ class NetworkConfig:
         return FLOAT_BYTES * n_params if self.model_bytes == "auto" else int(self.model_bytes)
 
     def register_plugins(self) -> list[ScenarioError]:
-        """Register the ``"module:Name"`` kinds this table names (links, losses, compute, availability).
+        """Register the ``"module:Name"`` kinds this table names (links, losses, access, compute, availability).
 
         Each factory has the signature of its registry (see
         :data:`~edgesim.network.links.LinkFactory` and friends). Returns the
@@ -103,6 +106,7 @@ class NetworkConfig:
         return [
             *register_from_spec(self.radio.model, "network.radio.model", LINKS),
             *register_from_spec(self.radio.loss, "network.radio.loss", LOSSES),
+            *register_from_spec(self.radio.access, "network.radio.access", ACCESS_SCHEMES),
             *register_from_spec(self.compute.model, "network.compute.model", COMPUTE_MODELS),
             *register_from_spec(
                 self.availability.model, "network.availability.model", AVAILABILITY_MODELS
@@ -126,9 +130,6 @@ class NetworkConfig:
                 f"network.{k}": (getattr(self, k), getattr(defaults, k))
                 for k in ("tcp_initial_window", "tcp_mss_bytes")
             }
-            if self.radio.access == "wifi":  # otherwise the radio's own check names it
-                backlog = (self.radio.wifi_tcp_backlog, defaults.radio.wifi_tcp_backlog)
-                unused["network.radio.wifi_tcp_backlog"] = backlog
             for path, (value, default) in unused.items():
                 if value != default:
                     errs.append(
@@ -171,21 +172,9 @@ class NetworkConfig:
                     " or 'batched'",
                 )
             )
-        if self.radio.access == "wifi" and self.availability.model != "always":
-            errs.append(
-                ScenarioError(
-                    "network.availability.model",
-                    "access = 'wifi' needs devices always on ('always'): churn within a"
-                    " contended Wi-Fi exchange is not modelled",
-                )
-            )
-        if self.fidelity == "batched" and self.radio.access == "proportional-fair":
-            errs.append(
-                ScenarioError(
-                    "network.radio.access",
-                    "'proportional-fair' schedules slot by slot under per-slot fading, which"
-                    " 'batched' does not compute; use network.fidelity = 'events', or"
-                    " access = 'round-robin' (its closed form)",
-                )
-            )
+        scheme = self.radio.access_scheme()
+        if scheme is not None:
+            settings = resolved_options(self.radio, "access_options")
+            if scheme.options is None or isinstance(settings, scheme.options):
+                errs += scheme.network_check(self, settings)  # e.g. Wi-Fi refuses churn
         return errs

@@ -21,21 +21,25 @@ Models (docs/network.md):
 * Capped ARQ: a message is sent up to R + 1 times; E[attempts] =
   (1 - q^(R+1)) / (1 - q) for independent losses of probability q.
 
-The ``[network.radio]`` table (:class:`RadioConfig`) is in
-:mod:`edgesim.network.radio`, the loss models (with :data:`LOSSES`,
-:func:`register_loss` and :func:`make_loss`) in :mod:`edgesim.network.loss`;
-both are importable from here too. Researchers add models with
-:func:`register_link` / :func:`register_loss`; :func:`build_link` looks the
-scenario's ``network.radio.model`` up in :data:`LINKS`.
+A link is built from the ``[network.radio]`` table
+(:class:`~edgesim.network.radio.RadioConfig`, written ``cfg`` below), which
+imports this module for :data:`LINKS` (so this module does not import it).
+The loss models (with :data:`LOSSES`, :func:`register_loss` and
+:func:`make_loss`) are in :mod:`edgesim.network.loss`, importable from here
+too. Researchers add models with :func:`register_link` /
+:func:`register_loss`; :func:`build_link` looks the scenario's
+``network.radio.model`` up in :data:`LINKS`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from edgesim.config import attach_options
 from edgesim.network import NS_PER_S, to_ns
 from edgesim.network.loss import LOSSES as LOSSES
 from edgesim.network.loss import BernoulliLoss as BernoulliLoss
@@ -44,7 +48,6 @@ from edgesim.network.loss import LossFactory as LossFactory
 from edgesim.network.loss import LossModel, NoLoss, make_loss
 from edgesim.network.loss import SNRLoss as SNRLoss
 from edgesim.network.loss import register_loss as register_loss
-from edgesim.network.radio import RadioConfig, _rto_ns
 from edgesim.registry import register
 
 DIRECTIONS = ("up", "down")
@@ -57,6 +60,18 @@ def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndar
     if t.size and not (np.isfinite(t).all() and t.max() < 2.0**62):
         raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
     return t.astype(np.int64)
+
+
+def rto_ns_of(rto_s: float | str, latency_ns: int) -> int:
+    """Return the ARQ retransmission timeout in integer ns: ``rto_s`` rounded, or 2 x ``latency_ns``
+    for ``'auto'`` (one round trip). Raises ValueError for another string or a negative time."""
+    if isinstance(rto_s, str):
+        if rto_s != "auto":
+            raise ValueError(f"rto_s must be a number of seconds or 'auto', got {rto_s!r}")
+        return 2 * latency_ns
+    if not rto_s >= 0:
+        raise ValueError(f"rto_s must be >= 0, got {rto_s!r}")
+    return to_ns(rto_s)
 
 
 def constant(m: int, value: int) -> np.ndarray:
@@ -269,7 +284,7 @@ class FixedLink(Link):
             raise ValueError(f"arq_max_retries must be >= 0, got {arq_max_retries!r}")
         self.bandwidth_bps = float(bandwidth_bps)
         self.latency_ns = to_ns(latency_s)
-        self.rto_ns = _rto_ns(rto_s, self.latency_ns)
+        self.rto_ns = rto_ns_of(rto_s, self.latency_ns)
         self.loss = loss_model if loss_model is not None else NoLoss()
         self.arq_max_retries = int(arq_max_retries)
         self.n_endpoints = n_endpoints
@@ -323,7 +338,7 @@ class ShannonLink(Link):
 
     def __init__(
         self,
-        cfg: RadioConfig,
+        cfg,
         distance_m: np.ndarray,
         direction: str,
         rng: np.random.Generator,
@@ -407,15 +422,16 @@ class ShannonLink(Link):
 
 # --------------------------------------------------------------------------- registries
 
-LinkFactory = Callable[[RadioConfig, str, np.ndarray, np.random.Generator], Link]
-"""``factory(cfg, direction, distance_m, rng) -> Link``: ``direction`` is 'up'
+LinkFactory = Callable[[Any, str, np.ndarray, np.random.Generator], Link]
+"""``factory(cfg, direction, distance_m, rng) -> Link``: ``cfg`` is the
+``[network.radio]`` table (:class:`~edgesim.network.radio.RadioConfig`), ``direction`` is 'up'
 or 'down', ``distance_m`` (N,) the endpoints' distances to the access point
 (only their number matters to distance-free models), ``rng`` the generator for
 construction-time draws. The link must offer ``send(endpoints, size_bytes,
 rng) -> Transfers`` (subclass :class:`Link` to inherit capped ARQ)."""
 
 
-def _fixed_link(cfg: RadioConfig, direction: str, distance_m, rng) -> Link:
+def _fixed_link(cfg, direction: str, distance_m, rng) -> Link:
     n = int(np.asarray(distance_m).reshape(-1).size)
     return FixedLink(
         cfg.latency_s,
@@ -427,7 +443,7 @@ def _fixed_link(cfg: RadioConfig, direction: str, distance_m, rng) -> Link:
     )
 
 
-def _shannon_link(cfg: RadioConfig, direction: str, distance_m, rng) -> Link:
+def _shannon_link(cfg, direction: str, distance_m, rng) -> Link:
     return ShannonLink(cfg, distance_m, direction, rng)
 
 
@@ -435,17 +451,23 @@ LINKS: dict[str, LinkFactory] = {"fixed": _fixed_link, "shannon": _shannon_link}
 """Link models by ``network.radio.model`` name (see :data:`LinkFactory`)."""
 
 
-def register_link(name: str, factory: LinkFactory, *, replace: bool = False) -> None:
+def register_link(
+    name: str, factory: LinkFactory, *, options: type | None = None, replace: bool = False
+) -> None:
     """Register a link model under ``name`` (usable as ``network.radio.model``); returns nothing.
 
-    A name already taken raises ValueError unless ``replace`` is true.
+    ``options``: the model's own options class (a frozen dataclass whose fields
+    are declared with :func:`edgesim.config.option`), unless the factory
+    already carries one as its ``options`` attribute; a scenario sets them in
+    the ``[network.radio.<name>]`` sub-table and the factory reads them with
+    ``edgesim.config.resolved_options(cfg, "link_options")``. A name already taken raises
+    ValueError unless ``replace`` is true.
     """
+    attach_options(factory, options)
     register(LINKS, "link model", name, factory, replace)
 
 
-def build_link(
-    cfg: RadioConfig, direction: str, distance_m: np.ndarray, rng: np.random.Generator
-) -> Link:
+def build_link(cfg, direction: str, distance_m: np.ndarray, rng: np.random.Generator) -> Link:
     """Return the link ``cfg.model`` for the endpoints at ``distance_m`` (m, (N,)) in ``direction``.
 
     Validates ``cfg`` first (raises the first :class:`ScenarioError` of

@@ -6,17 +6,20 @@ fading, Chen et al., IEEE TWC 20(1), 2021, eq. 4) and
 :func:`make_loss` builds the scenario's ``network.radio.loss`` from
 :data:`LOSSES`, where :func:`register_loss` adds models. A link
 (:mod:`edgesim.network.links`) asks its loss model once per ARQ attempt.
+The factories read the ``[network.radio]`` table
+(:class:`~edgesim.network.radio.RadioConfig`), which imports this module for
+:data:`LOSSES` and :func:`ge_mean_loss` (so this module does not import it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from edgesim.config import attach_options
 from edgesim.errors import ScenarioError
-from edgesim.network.radio import RadioConfig
 from edgesim.registry import register
 
 
@@ -105,7 +108,7 @@ class SNRLoss:
         return u < q
 
 
-def _ge_mean_loss(p: float, r: float, h: float, k: float) -> float:
+def ge_mean_loss(p: float, r: float, h: float, k: float) -> float:
     """Long-run loss rate pi_G (1 - k) + pi_B (1 - h) of a Gilbert-Elliott chain, pi_B = p/(p+r)."""
     pi_b = p / (p + r)
     return (1.0 - pi_b) * (1.0 - k) + pi_b * (1.0 - h)
@@ -161,7 +164,7 @@ class GilbertElliottLoss:
     @property
     def mean_loss(self) -> float:
         """Long-run per-transmission loss probability pi_G (1 - k) + pi_B (1 - h)."""
-        return _ge_mean_loss(self.p, self.r, self.h, self.k)
+        return ge_mean_loss(self.p, self.r, self.h, self.k)
 
     def lost(self, endpoints: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Return a bool array (n,) of losses and advance each endpoint's chain once per transmission."""
@@ -211,14 +214,14 @@ class GilbertElliottLoss:
         return lost
 
 
-LossFactory = Callable[[RadioConfig, int, "np.ndarray | None", np.random.Generator], LossModel]
+LossFactory = Callable[[Any, int, "np.ndarray | None", np.random.Generator], LossModel]
 """``factory(cfg, n_endpoints, mean_snr, rng) -> LossModel``: ``mean_snr`` is the
 link's linear mean SNR per endpoint (N,), or None for links without one
 (fixed); ``rng`` is the link's construction generator (draw initial states
 from it, nothing else)."""
 
 
-def _snr_loss(cfg: RadioConfig, n: int, mean_snr, rng) -> LossModel:
+def _snr_loss(cfg, n: int, mean_snr, rng) -> LossModel:
     if mean_snr is None:
         raise ScenarioError("network.radio.loss", "'snr' needs model = 'shannon'")
     return SNRLoss(cfg.snr_waterfall_m, mean_snr)
@@ -235,16 +238,20 @@ LOSSES: dict[str, LossFactory] = {
 """Loss models by ``network.radio.loss`` name (see :data:`LossFactory`)."""
 
 
-def register_loss(name: str, factory: LossFactory, *, replace: bool = False) -> None:
+def register_loss(
+    name: str, factory: LossFactory, *, options: type | None = None, replace: bool = False
+) -> None:
     """Register a loss model under ``name`` (usable as ``network.radio.loss``); returns nothing.
 
-    A name already taken raises ValueError unless ``replace`` is true.
+    ``options`` and ``replace`` as for :func:`edgesim.network.links.register_link`
+    (the factory reads its options with ``resolved_options(cfg, "loss_options")``).
     """
+    attach_options(factory, options)
     register(LOSSES, "loss model", name, factory, replace)
 
 
 def make_loss(
-    cfg: RadioConfig, n_endpoints: int, mean_snr: np.ndarray | None, rng: np.random.Generator
+    cfg, n_endpoints: int, mean_snr: np.ndarray | None, rng: np.random.Generator
 ) -> LossModel:
     """Return the loss model ``cfg.loss`` for ``n_endpoints`` endpoints (looked up in :data:`LOSSES`)."""
     if cfg.loss not in LOSSES:

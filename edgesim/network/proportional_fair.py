@@ -1,14 +1,15 @@
 """Proportional fair scheduling of a cell's resource blocks, slot by slot, under Rayleigh fading.
 
-Pure numpy (no SimPy); the server calls it while planning an exchange, as it
-calls :func:`edgesim.network.medium.finish_ns` for the other access schemes.
+Pure numpy (no SimPy); the ``proportional-fair`` access scheme
+(:mod:`edgesim.network.access.proportional_fair`) calls it while the server
+plans an exchange, as the other schemes call :func:`edgesim.network.medium.finish_ns`.
 
 Each slot (``slot_s``, 1 ms by default: an LTE subframe), every device with
 data draws an independent Rayleigh power gain h ~ Exp(1) on every resource
 block, so its rate on block b is r = B log2(1 + SNR h) with SNR its mean SNR
 per block. Each block goes to the device with the largest r / T, T being its
 average throughput, an exponential moving average with time constant t_c
-slots (``pf_window_slots``): T <- (1 - 1/t_c) T + (1/t_c) (bits this slot /
+slots (``window_slots``): T <- (1 - 1/t_c) T + (1/t_c) (bits this slot /
 slot length), updated for the devices with data (Jalali, Padovani and
 Pankaj, VTC 2000; the LTE form of Capozzi et al., IEEE Commun. Surveys
 2013). T starts at the device's mean rate on one block. A device's message

@@ -3,19 +3,32 @@
 One wireless hop between the devices and their access point: the link
 model and its parameters, the loss model, capped ARQ and medium access.
 :meth:`RadioConfig.cross_check` holds a config built in code to the same
-rules as a scenario file. The link and loss models that read it are in
-:mod:`edgesim.network.links` and :mod:`edgesim.network.loss`.
+rules as a scenario file. The parts it names are registries below it: the
+link and loss models (:mod:`edgesim.network.links`, :mod:`edgesim.network.loss`)
+and the access schemes (:mod:`edgesim.network.access`, whose options are the
+sub-table ``[network.radio.<access>]``); they read the table without importing it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from edgesim.config import field_errors, option, suggest
+from edgesim.config import (
+    allowed,
+    field_errors,
+    option,
+    part_options,
+    resolved_options,
+    show,
+    suggest,
+)
 from edgesim.errors import ScenarioError
 from edgesim.network import to_ns
+from edgesim.network.access import ACCESS_SCHEMES, AccessScheme
 from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widths
-from edgesim.network.wifi import STANDARDS, TCP_BACKLOG, WifiMac, phy_rate_bps
+from edgesim.network.links import LINKS, rto_ns_of
+from edgesim.network.loss import LOSSES, ge_mean_loss
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,13 @@ class RadioConfig:
         "link model: 'fixed' (constant rate bandwidth_bps and latency) or 'shannon' (path loss,"
         " shadowing and Rayleigh fading; rate B log2(1 + SNR)), or a name registered with"
         " edgesim.network.links.register_link",
+    )
+    link_options: Any = part_options(
+        "model",
+        LINKS,
+        "the chosen link model's own options: the sub-table named after it"
+        " ([network.radio.my-link]); 'fixed' and 'shannon' declare none (their keys are this"
+        " table's own)",
     )
     latency_s: float = option(
         0.005,
@@ -53,6 +73,13 @@ class RadioConfig:
         " fading packet error of Chen et al. 2021, needs model = 'shannon'), 'gilbert-elliott'"
         " (bursty, ge_p/ge_r/ge_h/ge_k as in netem), or a name registered with"
         " edgesim.network.links.register_loss",
+    )
+    loss_options: Any = part_options(
+        "loss",
+        LOSSES,
+        "the chosen loss model's own options: the sub-table named after it"
+        " ([network.radio.my-loss]); the built-in losses declare none (their keys are this"
+        " table's own)",
     )
     loss_prob: float = option(
         0.0,
@@ -84,8 +111,14 @@ class RadioConfig:
         " block until it is sent), 'tdma' (one sender at a time on the whole channel), 'shared'"
         " (processor sharing of the channel: the same as round-robin's fluid limit), 'wifi'"
         " (802.11 EDCA contention among the devices with data and the access point, whose"
-        " queue holds the downlink: one medium both ways; Bianchi's saturation throughput)",
-        choices=("round-robin", "proportional-fair", "ofdma", "tdma", "shared", "wifi"),
+        " queue holds the downlink: one medium both ways; Bianchi's saturation throughput),"
+        " or a name registered with edgesim.network.access.register_access",
+    )
+    access_options: Any = part_options(
+        "access",
+        ACCESS_SCHEMES,
+        "the chosen access scheme's own options: the sub-table named after it"
+        " ([network.radio.wifi], [network.radio.proportional-fair])",
     )
     downlink_access: str = option(
         "shared",
@@ -116,47 +149,6 @@ class RadioConfig:
         unit="MHz",
         kinds=(float, int),
         gt=0.0,
-    )
-    wifi_standard: str = option(
-        "802.11ac",
-        "wifi: the PHY, '802.11n', '802.11ac' or '802.11ax' (rates from MCS, channel_mhz and"
-        " wifi_streams)",
-        choices=("802.11n", "802.11ac", "802.11ax"),
-    )
-    wifi_mcs: int = option(7, "wifi: the modulation and coding scheme (fixed rate)", ge=0)
-    wifi_streams: int = option(1, "wifi: spatial streams", ge=1)
-    wifi_guard_interval_ns: int = option(
-        800,
-        "wifi: OFDM guard interval: 800 or 400 (802.11n/ac), 800, 1600 or 3200 (802.11ax; ns-3's"
-        " HE default is 3200)",
-        unit="ns",
-        ge=1,
-    )
-    wifi_tcp_backlog: int = option(
-        TCP_BACKLOG,
-        "wifi with transport = 'tcp': the most TCP senders that contend at once (a sender"
-        " waiting for its window's ACKs does not); fitted to ns-3, see docs/network.md",
-        ge=1,
-    )
-    wifi_multicast_bps: float = option(
-        6e6,
-        "wifi: rate of group-addressed (broadcast) frames, which are neither aggregated nor"
-        " acknowledged: the lowest basic rate of 802.11a/g/n/ac/ax at 5 GHz",
-        unit="bit/s",
-        gt=0.0,
-    )
-    slot_s: float = option(
-        0.001,
-        "proportional-fair: scheduling slot (a 1 ms LTE subframe); fading is redrawn per"
-        " block and slot",
-        unit="s",
-        gt=0.0,
-    )
-    pf_window_slots: float = option(
-        100.0,
-        "proportional-fair: time constant t_c of each device's average throughput (moving"
-        " average over about t_c slots)",
-        ge=1.0,
     )
     min_distance_m: float = option(
         35.0,
@@ -248,17 +240,15 @@ class RadioConfig:
         Checks every field against its declared type, choices and bounds (so
         a config built in code is held to the same rules as a scenario
         file), then the rules across fields: ``model`` and ``loss`` must be
-        registered; ``loss = 'snr'`` needs ``model = 'shannon'``;
-        ``loss_prob`` is only used by ``'bernoulli'``, the ``ge_*`` keys only
-        by ``'gilbert-elliott'`` and the radio keys only by ``'shannon'``
-        (a changed value that would be ignored is an error); a loss model
-        that loses every transmission (long-run rate 1) and a Gilbert-Elliott
-        chain that never moves (``ge_p = ge_r = 0``) are errors.
+        registered, and ``access`` a registered :class:`AccessScheme`;
+        ``loss = 'snr'`` needs ``model = 'shannon'``; ``loss_prob`` is only
+        used by ``'bernoulli'``, the ``ge_*`` keys only by
+        ``'gilbert-elliott'`` and the radio keys only by ``'shannon'`` (a
+        changed value that would be ignored is an error); a loss model that
+        loses every transmission (long-run rate 1) and a Gilbert-Elliott chain
+        that never moves (``ge_p = ge_r = 0``) are errors. The access scheme
+        adds its own rules (:meth:`AccessScheme.cross_check`).
         """
-        # imported here, not at the top: links.py and loss.py import this module
-        from edgesim.network.links import LINKS
-        from edgesim.network.loss import LOSSES, _ge_mean_loss
-
         errs = field_errors(self, prefix)
         if errs:
             return errs
@@ -274,6 +264,16 @@ class RadioConfig:
                     f"unknown {what} model {name!r}{suggest(name, registry)}; use "
                     + ", ".join(repr(k) for k in registry),
                 )
+        scheme = self.access_scheme()
+        name = self.access
+        if name not in ACCESS_SCHEMES:
+            err(
+                "access",
+                f"{show(name)} is not allowed{suggest(name, ACCESS_SCHEMES)}; use"
+                f" {allowed((str,), tuple(ACCESS_SCHEMES))}",
+            )
+        elif scheme is None:
+            err("access", f"{name!r} is {ACCESS_SCHEMES[name]!r}, not a subclass of AccessScheme")
         if self.loss == "snr" and self.model != "shannon":
             err("loss", f"'snr' needs model = 'shannon' (it uses the SNR), got {self.model!r}")
 
@@ -289,63 +289,27 @@ class RadioConfig:
             unused.append(("bandwidth_bps", "model = 'fixed'"))
         if self.loss != "snr":
             unused.append(("snr_waterfall_m", "loss = 'snr'"))
-        if self.access != "proportional-fair":
-            unused += [(k, "access = 'proportional-fair'") for k in ("slot_s", "pf_window_slots")]
-        if self.access != "wifi":
-            unused += [
-                (k, "access = 'wifi'")
-                for k in ("wifi_standard", "wifi_mcs", "wifi_streams", "wifi_tcp_backlog")
-            ]
-        elif self.model == "fixed":
-            unused.append(
-                (
-                    "bandwidth_bps",
-                    "an access other than 'wifi' (a Wi-Fi cell's PHY rate comes from"
-                    " wifi_standard, wifi_mcs, channel_mhz and wifi_streams)",
-                )
-            )
         for key, needs in unused:
             value = getattr(self, key)
             if value != getattr(defaults, key):
                 err(key, f"{value!r} would be ignored: it is only used with {needs}")
 
-        if self.access == "wifi":
-            if self.model != "fixed":
-                err("model", "'wifi' access needs model = 'fixed' (rates from the MCS table)")
-            if self.downlink_access != "shared":
-                err(
-                    "downlink_access",
-                    "'wifi' is one medium both ways: the access point contends with its devices",
-                )
-            if isinstance(self.resource_blocks, int) or self.resource_blocks == "per-device":
-                err("resource_blocks", "'wifi' has no resource blocks; leave it at 'channel'")
-            try:
-                self.wifi_mac()
-            except ValueError as exc:
-                key = "wifi_mcs" if "MCS" in str(exc) else "channel_mhz"
-                if "streams" in str(exc) and "MCS" not in str(exc):
-                    key = "wifi_streams"
-                if "guard interval" in str(exc):
-                    key = "wifi_guard_interval_ns"
-                err(key, str(exc))
-        elif channel_blocks(self.numerology, self.channel_mhz) is None:
+        if scheme is not None:
+            errs += scheme.cross_check(self, resolved_options(self, "access_options"), prefix)
+        if (scheme is None or scheme.resource_grid) and channel_blocks(
+            self.numerology, self.channel_mhz
+        ) is None:
             err(
                 "channel_mhz",
                 f"{self.numerology} has no {self.channel_mhz:g} MHz channel; use one of"
                 f" {widths(self.numerology)}",
-            )
-        if self.access == "proportional-fair" and self.model != "shannon":
-            err(
-                "access",
-                "'proportional-fair' needs model = 'shannon' (it schedules on each device's"
-                f" faded SNR), got {self.model!r}",
             )
         if self.loss == "bernoulli" and self.loss_prob == 1.0:
             err("loss_prob", "1 loses every transmission (no message is ever delivered); use < 1")
         if self.loss == "gilbert-elliott":
             if self.ge_p + self.ge_r == 0.0:
                 err("ge_p", "ge_p = ge_r = 0: the chain never moves; give ge_p + ge_r > 0")
-            elif _ge_mean_loss(self.ge_p, self.ge_r, self.ge_h, self.ge_k) >= 1.0:
+            elif ge_mean_loss(self.ge_p, self.ge_r, self.ge_h, self.ge_k) >= 1.0:
                 err(
                     "ge_k",
                     "the long-run loss rate is 1 (no message is ever delivered); raise ge_k"
@@ -372,35 +336,21 @@ class RadioConfig:
             return block_hz(self.numerology)
         return float(self.rb_bandwidth_hz)
 
-    def wifi_mac(self) -> WifiMac:
-        """Return the Wi-Fi cell's MAC (``access = 'wifi'``): its PHY rate from the standard's table.
-
-        Raises ValueError when the standard lacks the MCS, width or streams.
-        """
-        phy = phy_rate_bps(
-            self.wifi_standard,
-            self.wifi_mcs,
-            int(self.channel_mhz),
-            self.wifi_streams,
-            self.wifi_guard_interval_ns,
-        )
-        _, _, _, preamble, per_stream = STANDARDS[self.wifi_standard]
-        return WifiMac(
-            phy,
-            preamble_s=preamble + (self.wifi_streams - 1) * per_stream,
-            tcp_backlog=self.wifi_tcp_backlog,
-        )
+    def access_scheme(self) -> type[AccessScheme] | None:
+        """Return the access scheme ``access`` names (its class, from :data:`ACCESS_SCHEMES`), or
+        None when no :class:`AccessScheme` subclass is registered under that name."""
+        scheme = ACCESS_SCHEMES.get(self.access)
+        return scheme if isinstance(scheme, type) and issubclass(scheme, AccessScheme) else None
 
     def lone_rate_bps(self) -> float:
         """Return the fixed model's rate of a device alone in its cell (bit/s): ``bandwidth_bps``,
-        or with ``access = 'wifi'`` the MAC's goodput of one contender."""
-        if self.access == "wifi":
-            return self.wifi_mac().goodput_bps(1)
-        return float(self.bandwidth_bps)
+        or what the access scheme says (Wi-Fi: the MAC's goodput of one contender)."""
+        settings = resolved_options(self, "access_options")
+        return self.access_scheme().lone_rate_bps(self, settings)
 
     def rto_ns(self) -> int:
         """Return the ARQ retransmission timeout in integer ns (``'auto'`` = 2 x latency)."""
-        return _rto_ns(self.rto_s, to_ns(self.latency_s))
+        return rto_ns_of(self.rto_s, to_ns(self.latency_s))
 
 
 _SHANNON_KEYS = (
@@ -414,14 +364,3 @@ _SHANNON_KEYS = (
     "path_loss_db_at_1km",
     "path_loss_exponent_db",
 )
-
-
-def _rto_ns(rto_s: float | str, latency_ns: int) -> int:
-    """Return the ARQ timeout in ns: ``rto_s`` rounded, or 2 x ``latency_ns`` for ``'auto'``."""
-    if isinstance(rto_s, str):
-        if rto_s != "auto":
-            raise ValueError(f"rto_s must be a number of seconds or 'auto', got {rto_s!r}")
-        return 2 * latency_ns
-    if not rto_s >= 0:
-        raise ValueError(f"rto_s must be >= 0, got {rto_s!r}")
-    return to_ns(rto_s)

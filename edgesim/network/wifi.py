@@ -1,7 +1,8 @@
 """IEEE 802.11 (Wi-Fi) arithmetic: PHY rates, frame times and Bianchi's saturation throughput.
 
-Pure Python (no SimPy); :mod:`edgesim.network.cells` uses it to share a Wi-Fi
-cell among its contenders (the devices with data and the access point).
+Pure Python (no SimPy); the ``wifi`` access scheme (:mod:`edgesim.network.access.wifi`)
+uses it to share a Wi-Fi cell among its contenders (the devices with data and
+the access point).
 
 PHY rate (IEEE 802.11-2020, clauses 19, 21 and 27): N_SD data subcarriers x
 N_BPSCS coded bits per subcarrier x code rate R x N_SS spatial streams, per
@@ -62,7 +63,7 @@ its window lets it queue (10, 20, 40, ... segments), so a 50 kB message at
 MCS 7 takes three transmission opportunities of 10, 20 and 5 segments where
 full A-MPDUs would take 1.25, and the handshake's SYN and SYN-ACK take two
 more. :meth:`WifiMac.slow_start_factor` is the ratio of the two medium times
-(1.15 at 50 kB, 1.01 at 800 kB); :class:`edgesim.network.cells.Cells`
+(1.15 at 50 kB, 1.01 at 800 kB); the ``wifi`` access scheme
 lengthens a TCP message's work on the medium by it. Against ns-3 it took the
 50 kB downlinks to 10-50 stations at MCS 7 from 20-27 % too fast to within 13 %.
 """

@@ -9,8 +9,8 @@ one pass with its dotted key and, where it can be found, its line.
 The package's modules, one job each (everything is re-exported here):
 
 - :mod:`~edgesim.scenario.schema`: the dataclasses, one per TOML table, and :class:`Scenario`;
-- :mod:`~edgesim.scenario.text`: how messages write values, options and ranges;
-- :mod:`~edgesim.scenario.validate`: key-by-key and cross-key validation, :func:`from_dict`;
+- :mod:`~edgesim.scenario.validate`: raw data checked key by key into a Scenario, :func:`from_dict`;
+- :mod:`~edgesim.scenario.rules`: the rules spanning several tables (:meth:`Scenario.errors`);
 - :mod:`~edgesim.scenario.keys`: dotted key paths, ``--set`` overrides, line lookup;
 - :mod:`~edgesim.scenario.loading`: files, shipped scenarios, ``include``, :func:`prepare`, :func:`load`;
 - :mod:`~edgesim.scenario.axes`: the shape of a ``[sweep]`` table, checked into axes;
@@ -30,25 +30,7 @@ from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, MechanismConf
 from edgesim.network.config import NetworkConfig
 from edgesim.plugins import register_from_spec
 from edgesim.scenario.axes import MAX_RUNS, Axis
-from edgesim.scenario.axes import _canon as _canon
-from edgesim.scenario.axes import _duplicates as _duplicates
-from edgesim.scenario.axes import _flatten_sweep as _flatten_sweep
-from edgesim.scenario.axes import _place_sweep_error as _place_sweep_error
-from edgesim.scenario.axes import _sweep_axes as _sweep_axes
-from edgesim.scenario.axes import _sweep_line as _sweep_line
-from edgesim.scenario.axes import _zip_header_line as _zip_header_line
-from edgesim.scenario.keys import _ASSIGN as _ASSIGN
-from edgesim.scenario.keys import _HEADER as _HEADER
-from edgesim.scenario.keys import _KEY_TOKEN as _KEY_TOKEN
-from edgesim.scenario.keys import _PART as _PART
 from edgesim.scenario.keys import Layer, parse_override, set_dotted
-from edgesim.scenario.keys import _components as _components
-from edgesim.scenario.keys import _depth as _depth
-from edgesim.scenario.keys import _line_of as _line_of
-from edgesim.scenario.keys import _locate as _locate
-from edgesim.scenario.keys import _names as _names
-from edgesim.scenario.keys import _prefix_of as _prefix_of
-from edgesim.scenario.keys import _under as _under
 from edgesim.scenario.loading import (
     QUICKSTART,
     Prepared,
@@ -60,12 +42,7 @@ from edgesim.scenario.loading import (
     resolve_path,
     shipped_scenarios,
 )
-from edgesim.scenario.loading import _include_layers as _include_layers
-from edgesim.scenario.loading import _read_toml as _read_toml
-from edgesim.scenario.loading import _rel as _rel
 from edgesim.scenario.plans import SweepPlan, SweepRun, load_sweep, run_id
-from edgesim.scenario.reference import _REQUIRED as _REQUIRED
-from edgesim.scenario.reference import _default_text as _default_text
 from edgesim.scenario.reference import reference_markdown, reference_rows
 from edgesim.scenario.schema import (
     AgentsConfig,
@@ -75,24 +52,7 @@ from edgesim.scenario.schema import (
     OutputConfig,
     Scenario,
 )
-from edgesim.scenario.text import _TYPE_NAMES as _TYPE_NAMES
-from edgesim.scenario.text import _allowed as _allowed
-from edgesim.scenario.text import _or_list as _or_list
-from edgesim.scenario.text import _range_text as _range_text
-from edgesim.scenario.text import _show as _show
-from edgesim.scenario.text import _suggest as _suggest
-from edgesim.scenario.validate import _STRATEGY_PARAMS as _STRATEGY_PARAMS
-from edgesim.scenario.validate import _build as _build
-from edgesim.scenario.validate import _build_strategies as _build_strategies
-from edgesim.scenario.validate import _check_value as _check_value
-from edgesim.scenario.validate import _cross_check as _cross_check
-from edgesim.scenario.validate import _format_errors as _format_errors
-from edgesim.scenario.validate import _kinds_of as _kinds_of
-from edgesim.scenario.validate import _matches as _matches
-from edgesim.scenario.validate import _no_line as _no_line
-from edgesim.scenario.validate import _unknown_key as _unknown_key
-from edgesim.scenario.validate import _validate as _validate
-from edgesim.scenario.validate import ensure_registered, from_dict
+from edgesim.scenario.validate import ensure_registered, from_dict, raise_errors
 
 __all__ = [
     "BUILTIN_MECHANISMS",
@@ -130,6 +90,7 @@ __all__ = [
     "option",
     "parse_override",
     "prepare",
+    "raise_errors",
     "reference_markdown",
     "reference_rows",
     "register_from_spec",

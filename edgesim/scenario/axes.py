@@ -1,6 +1,6 @@
 """The shape of a ``[sweep]`` table: its axes (plain keys and ``[[sweep.zip]]`` groups), checked.
 
-:func:`_sweep_axes` flattens the table and its ``--set sweep.KEY=...``
+:func:`sweep_axes` flattens the table and its ``--set sweep.KEY=...``
 overrides into :class:`Axis` objects and reports malformed lists, keys swept
 twice, duplicate values and too many runs, each at its file line when found.
 """
@@ -11,15 +11,10 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from edgesim.config import show
 from edgesim.errors import ScenarioError
-from edgesim.scenario.keys import _ASSIGN, _HEADER, Layer, _names, set_dotted
-from edgesim.scenario.text import _show
-
-if TYPE_CHECKING:
-    from edgesim.scenario.loading import Prepared
-
+from edgesim.scenario.keys import ASSIGN, HEADER, Layer, Prepared, key_names, set_dotted
 
 #: The most runs one sweep may expand to.
 MAX_RUNS = 1_000_000
@@ -38,22 +33,22 @@ class Axis:
     zip: bool = False
 
 
-def _sweep_line(layers: list[Layer], target: str, zip_index: int | None = None):
+def sweep_line(layers: list[Layer], target: str, zip_index: int | None = None):
     """Return ``(label, line)`` of a sweep key (``"agents.count"``) in the files, or None."""
     for layer in reversed(layers):
         table, zips = "", 0
         for i, line in enumerate(layer.text.splitlines(), 1):
             s = line.strip()
-            head = _HEADER.match(s)
+            head = HEADER.match(s)
             if head:
-                table = ".".join(_names(head.group(2)))
+                table = ".".join(key_names(head.group(2)))
                 if head.group(1) and table == "sweep.zip":
                     zips += 1
                 continue
-            m = _ASSIGN.match(s)
+            m = ASSIGN.match(s)
             if not m:
                 continue
-            full = ".".join(x for x in (table, ".".join(_names(m.group(1)))) if x)
+            full = ".".join(x for x in (table, ".".join(key_names(m.group(1)))) if x)
             if zip_index is None:
                 if full == f"sweep.{target}" or (table == "" and full == target == "sweep"):
                     return layer.label, i
@@ -73,7 +68,7 @@ def _flatten_sweep(table: dict, prefix: str, out: dict, errors: list, where: str
         else:
             errors.append(
                 ScenarioError(
-                    f"{where}{key}", f"expected a list of values, e.g. [1, 2], got {_show(value)}"
+                    f"{where}{key}", f"expected a list of values, e.g. [1, 2], got {show(value)}"
                 )
             )
 
@@ -82,12 +77,12 @@ def _canon(value) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
+def sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
     """Check the shape of the ``[sweep]`` table; returns its axes and the errors found."""
     errors: list[ScenarioError] = []
     table = prep.sweep if prep.sweep is not None else {}
     if not isinstance(table, dict):
-        err = ScenarioError("sweep", f"expected a table of KEY = [values], got {_show(table)}")
+        err = ScenarioError("sweep", f"expected a table of KEY = [values], got {show(table)}")
         errors.append(err)
         table = {}
     table = dict(table)
@@ -111,7 +106,7 @@ def _sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
         zips = [zips]
     if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
         errors.append(
-            ScenarioError("sweep.zip", f"expected [[sweep.zip]] tables, got {_show(zips)}")
+            ScenarioError("sweep.zip", f"expected [[sweep.zip]] tables, got {show(zips)}")
         )
         zips = []
     axes: list[Axis] = []
@@ -136,7 +131,7 @@ def _sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
             continue
         dup = _duplicates(values)
         if dup:
-            errors.append(ScenarioError(where, f"value {_show(dup)} is given twice"))
+            errors.append(ScenarioError(where, f"value {show(dup)} is given twice"))
             continue
         axes.append(Axis((key,), tuple((v,) for v in values)))
     for i, group in enumerate(zips):
@@ -160,14 +155,14 @@ def _sweep_axes(prep: Prepared) -> tuple[list[Axis], list[ScenarioError]]:
         points = tuple(zip(*flat.values(), strict=True))
         dup = _duplicates([list(p) for p in points])
         if dup:
-            errors.append(ScenarioError(f"sweep.zip[{i}]", f"point {_show(dup)} is given twice"))
+            errors.append(ScenarioError(f"sweep.zip[{i}]", f"point {show(dup)} is given twice"))
             continue
         axes.append(Axis(tuple(flat), points, zip=True))
     total = math.prod(len(a.points) for a in axes)
     if total > MAX_RUNS:
         errors.append(ScenarioError("sweep", f"{total} runs; at most {MAX_RUNS} per sweep"))
     for e in errors:
-        _place_sweep_error(e, prep.layers)
+        place_sweep_error(e, prep.layers)
     return axes, errors
 
 
@@ -181,15 +176,15 @@ def _duplicates(values: list):
     return None
 
 
-def _place_sweep_error(e: ScenarioError, layers: list[Layer]) -> None:
+def place_sweep_error(e: ScenarioError, layers: list[Layer]) -> None:
     """Give a sweep-shape error its file line (when found) and one-line text."""
     m = re.match(r"^sweep\.zip\[(\d+)\](?:\.(.*))?$", e.key)
     if m:
-        hit = _sweep_line(layers, m.group(2) or "", int(m.group(1))) if m.group(2) else None
+        hit = sweep_line(layers, m.group(2) or "", int(m.group(1))) if m.group(2) else None
         if hit is None:
             hit = _zip_header_line(layers, int(m.group(1)))
     else:
-        hit = _sweep_line(layers, e.key[len("sweep.") :]) if e.key.startswith("sweep.") else None
+        hit = sweep_line(layers, e.key[len("sweep.") :]) if e.key.startswith("sweep.") else None
     e.message = " ".join(str(e.message).split())
     e.line = hit[1] if hit else None
     if hit:
@@ -202,8 +197,8 @@ def _zip_header_line(layers: list[Layer], index: int):
     for layer in reversed(layers):
         count = 0
         for i, line in enumerate(layer.text.splitlines(), 1):
-            head = _HEADER.match(line.strip())
-            if head and head.group(1) and ".".join(_names(head.group(2))) == "sweep.zip":
+            head = HEADER.match(line.strip())
+            if head and head.group(1) and ".".join(key_names(head.group(2))) == "sweep.zip":
                 if count == index:
                     return layer.label, i
                 count += 1

@@ -1,7 +1,7 @@
 """Key paths: dotted keys (``agents.strategy[0].gamma``), ``--set`` overrides, and line lookup.
 
 :func:`set_dotted` and :func:`parse_override` apply ``--set a.b=value``;
-:func:`_line_of` finds a key's line in TOML text, and :func:`_locate` which
+:func:`line_of` finds a key's line in TOML text, and :func:`locate` which
 file of a scenario (a :class:`Layer`: the scenario or a file it includes)
 a key's value came from.
 """
@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgesim.config import show
 from edgesim.errors import ScenarioError
-from edgesim.scenario.text import _show
 
 _PART = re.compile(r"^([A-Za-z0-9_\-]+)((?:\[\d+\])*)$")
 _KEY_TOKEN = re.compile(r'"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_\-]+)')
-_HEADER = re.compile(r"^\[(\[?)\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_ASSIGN = re.compile(
+#: A TOML table header line, ``[a.b]`` or ``[[a.b]]`` (group 1: "[" for an array entry; 2: the key).
+HEADER = re.compile(r"^\[(\[?)\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+#: A TOML assignment line's key, dotted and quoted parts allowed (group 1).
+ASSIGN = re.compile(
     r"""^((?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*'))*)\s*="""
 )
 
@@ -42,7 +44,8 @@ def _components(dotted: str) -> list[tuple[str, int | None]] | None:
     return out
 
 
-def _names(key_text: str) -> list[str]:
+def key_names(key_text: str) -> list[str]:
+    """Return the parts of a TOML key as written (``'a."b.c".d'`` -> ``["a", "b.c", "d"]``)."""
     return ["".join(t) for t in _KEY_TOKEN.findall(key_text)]
 
 
@@ -56,7 +59,7 @@ def _prefix_of(have: list, target: list) -> bool:
     return True
 
 
-def _line_of(text: str, key: str) -> int | None:
+def line_of(text: str, key: str) -> int | None:
     """Best-effort line number (1-based) of a dotted key (``a.b[1].c``) in TOML text.
 
     Tracks ``[table]`` and ``[[array.of.tables]]`` headers (counting the
@@ -71,9 +74,9 @@ def _line_of(text: str, key: str) -> int | None:
     header_hit = None
     for i, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        head = _HEADER.match(s)
+        head = HEADER.match(s)
         if head:
-            names = _names(head.group(2))
+            names = key_names(head.group(2))
             if head.group(1):  # [[array]]: a new entry
                 counts[tuple(names)] = counts.get(tuple(names), 0) + 1
             table = [
@@ -85,15 +88,15 @@ def _line_of(text: str, key: str) -> int | None:
             if any(ix is not None for _, ix in table) and table == target[: len(table)]:
                 header_hit = i
             continue
-        m = _ASSIGN.match(s)
+        m = ASSIGN.match(s)
         if m:
-            full = table + [(n, None) for n in _names(m.group(1))]
+            full = table + [(n, None) for n in key_names(m.group(1))]
             if len(full) > len(table) and _prefix_of(full, target):
                 return i
     return header_hit
 
 
-def _under(key: str, parent: str) -> bool:
+def under(key: str, parent: str) -> bool:
     """True when ``key`` is ``parent`` or lies inside it (``parent.x``, ``parent[0]``)."""
     return key == parent or key.startswith((parent + ".", parent + "["))
 
@@ -120,14 +123,14 @@ def set_dotted(raw: dict, dotted: str, value) -> None:
                 return
             nxt = node.setdefault(name, {})
             if not isinstance(nxt, dict):
-                raise ScenarioError(dotted, f"{'.'.join(walked)} is {_show(nxt)}, not a table")
+                raise ScenarioError(dotted, f"{'.'.join(walked)} is {show(nxt)}, not a table")
             node = nxt
             continue
         seq = node.setdefault(name, [])
         if isinstance(seq, dict):
             seq = node[name] = [seq]
         if not isinstance(seq, list):
-            raise ScenarioError(dotted, f"{name} is {_show(seq)}, not an array of tables")
+            raise ScenarioError(dotted, f"{name} is {show(seq)}, not an array of tables")
         if idx > len(seq):
             raise ScenarioError(
                 dotted, f"{name} has {len(seq)} entries; use an index 0..{len(seq)}"
@@ -138,7 +141,7 @@ def set_dotted(raw: dict, dotted: str, value) -> None:
             seq[idx] = value
             return
         if not isinstance(seq[idx], dict):
-            raise ScenarioError(dotted, f"{'.'.join(walked)} is {_show(seq[idx])}, not a table")
+            raise ScenarioError(dotted, f"{'.'.join(walked)} is {show(seq[idx])}, not a table")
         node = seq[idx]
 
 
@@ -184,7 +187,7 @@ def _depth(raw, parts) -> int:
     return depth
 
 
-def _locate(layers: list[Layer], key: str) -> tuple[Layer | None, int | None]:
+def locate(layers: list[Layer], key: str) -> tuple[Layer | None, int | None]:
     """Return the file a key's value came from and its line there (best effort).
 
     The file holding the longest part of the key path wins; on a tie the
@@ -200,4 +203,22 @@ def _locate(layers: list[Layer], key: str) -> tuple[Layer | None, int | None]:
             best, best_depth = layer, d
     if best is None:
         return None, None
-    return best, (_line_of(best.text, key) if best.text else None)
+    return best, (line_of(best.text, key) if best.text else None)
+
+
+@dataclass
+class Prepared:
+    """A scenario read and merged but not yet validated: what :func:`load` and sweeps share.
+
+    ``raw``: the merged keys with overrides applied, ``sweep`` removed;
+    ``sweep``: the ``[sweep]`` table (None when absent); ``layers``: the files;
+    ``origins``: keys set by ``--set``/``--seed``; ``sweep_overrides``:
+    ``--set sweep.KEY=...`` items, ``(key after "sweep.", value)``.
+    """
+
+    raw: dict
+    sweep: Any
+    layers: list[Layer]
+    origins: dict[str, str]
+    sweep_overrides: list[tuple[str, Any]]
+    path: Path | None = None

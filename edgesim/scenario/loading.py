@@ -11,16 +11,15 @@ import copy
 import os
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgesim.config import show
 from edgesim.errors import ScenarioError, ScenarioErrors
-from edgesim.scenario.axes import _sweep_axes
-from edgesim.scenario.keys import Layer, _line_of, parse_override, set_dotted
+from edgesim.scenario.axes import sweep_axes
+from edgesim.scenario.keys import Layer, Prepared, line_of, parse_override, set_dotted
 from edgesim.scenario.schema import Scenario
-from edgesim.scenario.text import _show
-from edgesim.scenario.validate import _no_line, _validate
+from edgesim.scenario.validate import no_line, validate_raw
 
 #: The scenario ``edgesim run`` runs without a file.
 QUICKSTART = Path(__file__).parent.parent / "quickstart.toml"
@@ -85,15 +84,15 @@ def resolve_path(path: str | Path | None) -> Path:
 def _read_toml(p: Path) -> tuple[str, dict]:
     """Read and parse one TOML file; raises ScenarioError (key ``scenario``, line if known)."""
     if not p.exists():
-        raise _no_line(ScenarioError("scenario", f"file not found: {p}"))
+        raise no_line(ScenarioError("scenario", f"file not found: {p}"))
     if not p.is_file():
-        raise _no_line(ScenarioError("scenario", f"{p} is not a file"))
+        raise no_line(ScenarioError("scenario", f"{p} is not a file"))
     try:
         text = p.read_bytes().decode("utf-8")
     except OSError as err:
-        raise _no_line(ScenarioError("scenario", f"cannot read {p}: {err.strerror}")) from None
+        raise no_line(ScenarioError("scenario", f"cannot read {p}: {err.strerror}")) from None
     except UnicodeDecodeError as err:
-        raise _no_line(
+        raise no_line(
             ScenarioError("scenario", f"{p} is not UTF-8 text (byte {err.start})")
         ) from None
     try:
@@ -119,7 +118,7 @@ def _include_layers(
     layers: list[Layer] = []
     names = raw.pop("include", None)
     if names is not None:
-        where = _line_of(text, "include")
+        where = line_of(text, "include")
         spot = f"{label}line {where}" if where else label.strip()
 
         def bad(message: str) -> None:
@@ -131,7 +130,7 @@ def _include_layers(
         if isinstance(names, str):
             names = [names]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            bad(f"expected a file name or a list of file names, got {_show(names)}")
+            bad(f"expected a file name or a list of file names, got {show(names)}")
             names = []
         base = here.parent if here is not None else Path.cwd()
         for name in names:
@@ -177,24 +176,6 @@ def merge(base: dict, over: dict) -> dict:
     return out
 
 
-@dataclass
-class Prepared:
-    """A scenario read and merged but not yet validated: what :func:`load` and sweeps share.
-
-    ``raw``: the merged keys with overrides applied, ``sweep`` removed;
-    ``sweep``: the ``[sweep]`` table (None when absent); ``layers``: the files;
-    ``origins``: keys set by ``--set``/``--seed``; ``sweep_overrides``:
-    ``--set sweep.KEY=...`` items, ``(key after "sweep.", value)``.
-    """
-
-    raw: dict
-    sweep: Any
-    layers: list[Layer]
-    origins: dict[str, str]
-    sweep_overrides: list[tuple[str, Any]]
-    path: Path | None = None
-
-
 def prepare(
     source: str | Path | dict | None,
     overrides: list[str] | dict | tuple = (),
@@ -237,7 +218,7 @@ def prepare(
             set_dotted(merged, key, value)
             origins[key] = "--set"
         except ScenarioError as err:
-            errors.append(_no_line(err))
+            errors.append(no_line(err))
     if seed is not None:
         merged["seed"] = seed
         origins["seed"] = "--seed"
@@ -265,8 +246,8 @@ def load_prepared(prep: Prepared) -> Scenario:
     """Validate a scenario :func:`prepare` returned; as :func:`load`, without reading it again."""
     errors: list[ScenarioError] = []
     if prep.sweep is not None or prep.sweep_overrides:
-        _, errors = _sweep_axes(prep)
-    sc, more = _validate(prep.raw, prep.layers, prep.origins)
+        _, errors = sweep_axes(prep)
+    sc, more = validate_raw(prep.raw, prep.layers, prep.origins)
     if errors or more:
         raise ScenarioErrors(errors + more)
     return sc

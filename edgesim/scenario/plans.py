@@ -16,13 +16,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from edgesim.config import show
 from edgesim.errors import ScenarioError, ScenarioErrors
-from edgesim.scenario.axes import Axis, _place_sweep_error, _sweep_axes, _sweep_line
-from edgesim.scenario.keys import _under, set_dotted
+from edgesim.scenario.axes import Axis, place_sweep_error, sweep_axes, sweep_line
+from edgesim.scenario.keys import set_dotted, under
 from edgesim.scenario.loading import prepare
 from edgesim.scenario.schema import Scenario
-from edgesim.scenario.text import _show
-from edgesim.scenario.validate import _no_line, _validate
+from edgesim.scenario.validate import no_line, validate_raw
 
 
 @dataclass(frozen=True)
@@ -85,15 +85,15 @@ def load_sweep(
     such run's values). A scenario without ``[sweep]`` is one run.
     """
     prep = prepare(path, overrides, seed)
-    axes, errors = _sweep_axes(prep)
+    axes, errors = sweep_axes(prep)
     if errors:
         raise ScenarioErrors(errors)
     swept = [k for a in axes for k in a.keys]
     for key in prep.origins:
         for s in swept:
-            if _under(s, key) or _under(key, s):
+            if under(s, key) or under(key, s):
                 errors.append(
-                    _no_line(
+                    no_line(
                         ScenarioError(
                             key,
                             f"is swept ({s}); override the sweep instead: --set sweep.{s}=[...]",
@@ -105,7 +105,7 @@ def load_sweep(
     origins = dict(prep.origins)
     sweep_lines: dict[str, int] = {}
     for s in swept:
-        hit = _sweep_line(prep.layers, s)
+        hit = sweep_line(prep.layers, s)
         origins[s] = f"[sweep] {hit[0]}line {hit[1]}" if hit else "[sweep]"
         if hit:
             sweep_lines[s] = hit[1]
@@ -113,7 +113,7 @@ def load_sweep(
     def line_of(e: ScenarioError) -> int | None:
         if e.line is not None:
             return e.line
-        return next((ln for s, ln in sweep_lines.items() if _under(e.key, s)), None)
+        return next((ln for s, ln in sweep_lines.items() if under(e.key, s)), None)
 
     runs: list[SweepRun] = []
     found: dict[str, tuple[ScenarioError, list[int], dict]] = {}
@@ -132,9 +132,9 @@ def load_sweep(
                     problems.append(err)
         if problems:
             for e in problems:
-                _place_sweep_error(e, prep.layers)
+                place_sweep_error(e, prep.layers)
         else:
-            sc, problems = _validate(raw, prep.layers, origins)
+            sc, problems = validate_raw(raw, prep.layers, origins)
         for e in problems:
             text = str(e)
             if text not in found:
@@ -149,7 +149,7 @@ def load_sweep(
         )
         for e, where, values in ordered:
             if len(where) < total:
-                shown = ", ".join(f"{k}={_show(v)}" for k, v in values.items())
+                shown = ", ".join(f"{k}={show(v)}" for k, v in values.items())
                 e.args = (f"{e.args[0]} [in {len(where)} of {total} runs, e.g. {shown}]",)
             out.append(e)
         raise ScenarioErrors(out)

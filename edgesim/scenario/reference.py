@@ -7,14 +7,12 @@ keeps docs/reference.md in sync with it.
 from __future__ import annotations
 
 import dataclasses
-import typing
 
 from edgesim.agents import BUILTIN_STRATEGIES, StrategyConfig
+from edgesim.config import kinds_of, options_class, range_text, type_hints
 from edgesim.mechanisms import BUILTIN_MECHANISMS
 from edgesim.mechanisms.base import MechanismConfig
 from edgesim.scenario.schema import AgentsConfig, Scenario
-from edgesim.scenario.text import _range_text
-from edgesim.scenario.validate import _kinds_of
 
 
 def _default_text(value) -> str:
@@ -27,17 +25,52 @@ def _default_text(value) -> str:
 _REQUIRED = {(StrategyConfig, "agent"), (StrategyConfig, "kind")}
 
 
+def _builtin(part) -> bool:
+    """Whether a registered part is edgesim's own (defined in one of its modules)."""
+    return str(getattr(part, "__module__", "")).startswith("edgesim.")
+
+
+def _builtin_parts(registry: dict) -> list[tuple[str, type]]:
+    """Return ``(name, options class)`` of the parts edgesim registers that declare options."""
+    out = []
+    for name, part in registry.items():
+        cls = options_class(part)
+        if cls is not None and cls.__module__.startswith("edgesim.") and dataclasses.fields(cls):
+            out.append((name, cls))
+    return out
+
+
 def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, str]]:
     """Return (key, default, unit/allowed, doc) rows for every key, for docs/reference.md.
 
     One row per leaf key (sections are walked; ``[[agents.strategy]]`` keys
-    appear as ``agents.strategy[].agent``). The default is written as in TOML;
-    required keys show ``(required)``.
+    appear as ``agents.strategy[].agent``). A built-in part's options appear
+    under its sub-table (``network.radio.wifi.mcs``) or, inline, as keys of
+    the table (``agents.strategy[].gamma``, noted "amplify"). The default is
+    written as in TOML; required keys show ``(required)``.
     """
     rows = []
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
+    shortcuts = {
+        name
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("part_options")
+        for name in f.metadata["shortcuts"]
+    }
+    selects = {
+        f.metadata["selector"]: f.metadata["registry"]
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("part_options")
+    }
     for f in dataclasses.fields(cls):
         key = f"{prefix}{f.name}"
+        if f.name in shortcuts:
+            continue  # listed as the built-in parts' options
+        if f.metadata.get("part_options"):
+            for name, options in _builtin_parts(f.metadata["registry"]):
+                sub = prefix if f.metadata["inline"] else f"{prefix}{name}."
+                rows.extend(reference_rows(options, sub))
+            continue
         if f.metadata.get("section"):
             rows.extend(reference_rows(hints[f.name], f"{key}."))
             continue
@@ -46,17 +79,20 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
         allowed = []
         if meta.get("unit"):
             allowed.append(meta["unit"])
-        kinds = meta.get("kinds") or _kinds_of(hints[f.name])
+        kinds = meta.get("kinds") or kinds_of(hints[f.name])
         choices = list(meta.get("choices") or ())
         if (cls, f.name) == (MechanismConfig, "kind"):
             choices = [*BUILTIN_MECHANISMS, "module:function"]
         elif (cls, f.name) == (StrategyConfig, "kind"):
             choices = [*BUILTIN_STRATEGIES, "module:Class"]
+        elif f.name in selects and not choices:  # a registry of parts: its built-in names
+            registry = selects[f.name]
+            choices = [n for n, part in registry.items() if _builtin(part)]
         if bool in kinds:
             choices = ["true", "false", *choices]
         if choices:
             allowed.append(" / ".join(str(c) for c in choices))
-        rng = _range_text(meta)
+        rng = range_text(meta)
         if rng:
             allowed.append(rng)
         shown = "(required)" if (cls, f.name) in _REQUIRED else _default_text(default)

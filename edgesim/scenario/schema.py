@@ -8,13 +8,16 @@ and the key reference (:mod:`edgesim.scenario.reference`) read them.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from edgesim.config import option, section
+from edgesim.config import as_data, field_errors, option, section
+from edgesim.errors import ScenarioError
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms.base import MechanismConfig
 from edgesim.network.config import NetworkConfig
+from edgesim.scenario.keys import under
+from edgesim.scenario.rules import cross_table_errors
 
 
 @dataclass(frozen=True)
@@ -139,5 +142,31 @@ class Scenario:
     audit: AuditConfig = section(AuditConfig, "an empirical privacy audit (edgesim audit)")
 
     def to_dict(self) -> dict:
-        """Return the resolved scenario (defaults filled in) as plain data."""
-        return dataclasses.asdict(self)
+        """Return the resolved scenario (defaults filled in) as plain data, in the file's layout.
+
+        A part's options are the sub-table named after the part
+        (``mechanism.<kind>``, ``network.radio.wifi``) or, for a strategy,
+        keys of its table: what this returns loads back to an equal Scenario.
+        """
+        return as_data(self)
+
+    def errors(self, known: Iterable[str] = ()) -> list[ScenarioError]:
+        """Return every problem of this scenario (empty when valid), one ScenarioError each.
+
+        Every field is checked against its declared type, range and choices
+        (recursively, a part's options included), then every rule that spans
+        several tables (:mod:`edgesim.scenario.rules`, ``NetworkConfig.cross_check``).
+        ``known``: keys already found bad (the loader's per-key errors); rules
+        reading them are skipped. The loader, :func:`edgesim.run` and sweep
+        points all validate through here, so each reports the same key and text.
+        """
+        errs = field_errors(self, "")
+        replaced = list(known)  # the loader put defaults in their place
+        held = [e.key for e in errs]  # still holding the bad value: skip every rule near them
+
+        def bad(*keys: str) -> bool:
+            return any(under(k, e) for k in keys for e in replaced) or any(
+                under(k, e) or under(e, k) for k in keys for e in held
+            )
+
+        return errs + cross_table_errors(self, bad)

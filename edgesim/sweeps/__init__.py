@@ -54,16 +54,8 @@ from __future__ import annotations
 
 from edgesim.sweeps.errors import SweepError
 from edgesim.sweeps.executors import ExecutorHandle, InlineExecutor, make_executor, threading_main
-from edgesim.sweeps.executors import _ignore_sigint as _ignore_sigint
-from edgesim.sweeps.executors import _raise_interrupt as _raise_interrupt
-from edgesim.sweeps.executors import _stop_pool as _stop_pool
-from edgesim.sweeps.plots import _check_column as _check_column
-from edgesim.sweeps.plots import _number as _number
-from edgesim.sweeps.plots import _order as _order
 from edgesim.sweeps.plots import plot, save_figure
 from edgesim.sweeps.runner import SweepSummary, run_sweep
-from edgesim.sweeps.runner import _drive as _drive
-from edgesim.sweeps.store import _HELD as _HELD
 from edgesim.sweeps.store import (
     LOCK,
     MANIFEST,
@@ -74,16 +66,6 @@ from edgesim.sweeps.store import (
     read_records,
     write_atomic,
 )
-from edgesim.sweeps.store import _Appender as _Appender
-from edgesim.sweeps.store import _locked as _locked
-from edgesim.sweeps.store import _now as _now
-from edgesim.sweeps.store import _scenario_files as _scenario_files
-from edgesim.sweeps.store import _update_manifest as _update_manifest
-from edgesim.sweeps.tables import _SKIP as _SKIP
-from edgesim.sweeps.tables import _cell as _cell
-from edgesim.sweeps.tables import _csv_text as _csv_text
-from edgesim.sweeps.tables import _flatten as _flatten
-from edgesim.sweeps.tables import _scalar as _scalar
 from edgesim.sweeps.tables import columns_of, csv_text, table, write_csv, write_parquet
 from edgesim.sweeps.worker import execute, result_json
 

@@ -124,7 +124,7 @@ def make_executor(
     return ExecutorHandle(pool, 2 * n, label, close, machine.limit, machine.source, n)
 
 
-def _stop_pool(executor: cf.Executor) -> None:
+def stop_pool(executor: cf.Executor) -> None:
     """Stop a local process pool's workers now (the runs they hold are dropped)."""
     procs = getattr(executor, "_processes", None) or {}
     for proc in list(procs.values()):
@@ -144,5 +144,6 @@ def threading_main() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _raise_interrupt(signum, frame):
+def raise_interrupt(signum, frame):
+    """A signal handler that raises KeyboardInterrupt (SIGTERM stops a sweep as Ctrl-C does)."""
     raise KeyboardInterrupt

@@ -11,7 +11,7 @@ from pathlib import Path
 from edgesim.config import suggest
 from edgesim.sweeps.errors import SweepError
 from edgesim.sweeps.store import write_atomic
-from edgesim.sweeps.tables import _csv_text, columns_of
+from edgesim.sweeps.tables import cell_text, columns_of
 
 
 def _number(value):
@@ -63,7 +63,7 @@ def plot(
             _check_column(rows, key, what)
     for key, value in (where or {}).items():
         _check_column(rows, key, "--where")
-        rows = [r for r in rows if r.get(key) == value or _csv_text(r.get(key)) == str(value)]
+        rows = [r for r in rows if r.get(key) == value or cell_text(r.get(key)) == str(value)]
         if not rows:
             raise SweepError("--where", f"no run has {key} = {value!r}")
     for key in swept:

@@ -18,20 +18,20 @@ from edgesim.scenario import SweepPlan
 from edgesim.sweeps.errors import SweepError
 from edgesim.sweeps.executors import (
     ExecutorHandle,
-    _raise_interrupt,
-    _stop_pool,
     make_executor,
+    raise_interrupt,
+    stop_pool,
     threading_main,
 )
 from edgesim.sweeps.store import (
     RESULTS,
-    _Appender,
-    _locked,
-    _now,
-    _scenario_files,
-    _update_manifest,
+    Appender,
     git_revision,
+    locked,
     read_records,
+    scenario_files,
+    update_manifest,
+    utc_now,
 )
 from edgesim.sweeps.worker import execute
 from edgesim.version import __version__
@@ -140,7 +140,7 @@ def _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_r
         if out.exists() and not out.is_dir():
             raise SweepError("-o", f"{out} exists and is not a folder")
         out.mkdir(parents=True, exist_ok=True)
-    with _locked(out) if out is not None else contextlib.nullcontext():
+    with locked(out) if out is not None else contextlib.nullcontext():
         done: set[str] = set()
         if out is not None:
             old, summary.repaired_bytes = read_records(out)
@@ -159,7 +159,7 @@ def _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_r
         summary.executor = handle.label if todo else ""
         session = {
             "id": uuid.uuid4().hex[:12],
-            "started": _now(),
+            "started": utc_now(),
             "edgesim_version": __version__,
             "git": git_revision(),
             "executor": summary.executor,
@@ -175,11 +175,11 @@ def _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_r
             "runs": summary.total,
         }
         if out is not None:
-            base.setdefault("scenario_files", _scenario_files(plan))
-            _update_manifest(out, base, session)
+            base.setdefault("scenario_files", scenario_files(plan))
+            update_manifest(out, base, session)
         if bar is not None:
             bar.update(total=len(todo), done=0, failed=0)
-        appender = _Appender(out / RESULTS) if out is not None else None
+        appender = Appender(out / RESULTS) if out is not None else None
         try:
             if todo:
                 _drive(handle, todo, appender, summary, bar, keep, on_record)
@@ -188,12 +188,12 @@ def _run(plan, out_dir, handle, summary, bar, retry_failed, keep, manifest, on_r
                 appender.close()
             if out is not None:
                 session.update(
-                    finished=_now(),
+                    finished=utc_now(),
                     runs_ok=summary.ok,
                     runs_failed=summary.failed,
                     interrupted=summary.interrupted,
                 )
-                _update_manifest(out, base, session)
+                update_manifest(out, base, session)
     return summary
 
 
@@ -222,7 +222,7 @@ def _drive(handle, todo, appender, summary, bar, keep, on_record) -> None:
             head["error"] = out["error"]
             head["traceback"] = out.get("traceback")
         head["elapsed_s"] = out.get("elapsed_s")
-        head["finished"] = _now()
+        head["finished"] = utc_now()
         text = out.get("result") if out["status"] == "ok" else None
         if appender is not None:
             appender.write(head, text)
@@ -244,7 +244,7 @@ def _drive(handle, todo, appender, summary, bar, keep, on_record) -> None:
     previous = None
     if threading_main():
         previous = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         try:
             while True:
@@ -270,7 +270,7 @@ def _drive(handle, todo, appender, summary, bar, keep, on_record) -> None:
             for fut in pending:
                 fut.cancel()
             if isinstance(ex, cf.ProcessPoolExecutor):
-                _stop_pool(ex)
+                stop_pool(ex)
                 handle.close = None
     finally:
         if previous is not None:

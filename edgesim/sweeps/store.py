@@ -21,7 +21,8 @@ MANIFEST = "manifest.json"
 LOCK = ".lock"
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Return the time now in UTC, ISO 8601 to the second with a Z (``2024-05-01T12:00:00Z``)."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
@@ -73,7 +74,7 @@ def load_records(out_dir: str | Path) -> list[dict]:
     return latest(records)
 
 
-class _Appender:
+class Appender:
     """Appends records to ``results.jsonl``: one ``os.write`` per line, then fsync."""
 
     def __init__(self, path: Path):
@@ -144,12 +145,13 @@ def git_revision() -> dict:
     return out
 
 
-def _scenario_files(plan: SweepPlan) -> dict:
+def scenario_files(plan: SweepPlan) -> dict:
     """Return ``{path: text}`` of the scenario file and the files it includes."""
     return dict(plan.files)
 
 
-def _update_manifest(out_dir: Path, base: dict, session: dict) -> dict:
+def update_manifest(out_dir: Path, base: dict, session: dict) -> dict:
+    """Merge ``base`` and this ``session`` into ``out_dir/manifest.json`` (atomically); returns the manifest."""
     path = out_dir / MANIFEST
     old: dict = {}
     if path.exists():
@@ -167,7 +169,7 @@ _HELD: set[Path] = set()  # folders this process is sweeping (POSIX locks do not
 
 
 @contextlib.contextmanager
-def _locked(out_dir: Path):
+def locked(out_dir: Path):
     """Hold ``out_dir/.lock`` for one sweep; SweepError if another sweep holds it."""
     key = out_dir.resolve()
     if key in _HELD:

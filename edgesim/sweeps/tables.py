@@ -94,7 +94,8 @@ def columns_of(rows: list[dict]) -> list[str]:
     return list(seen)
 
 
-def _csv_text(value) -> str:
+def cell_text(value) -> str:
+    """Return one cell of a CSV table: "" for None, true/false, a float's repr, else str."""
     if type(value).__module__ == "numpy":
         value = value.item()  # a numpy scalar's repr names its type (np.float64(1.5))
     if value is None:
@@ -114,7 +115,7 @@ def csv_text(rows: list[dict], columns: list[str] | None = None) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in rows:
-        w.writerow([_csv_text(row.get(c)) for c in cols])
+        w.writerow([cell_text(row.get(c)) for c in cols])
     return buf.getvalue()
 
 
@@ -140,7 +141,7 @@ def write_parquet(path: str | Path, rows: list[dict]) -> None:
         if kinds == {int, float}:
             values = [None if v is None else float(v) for v in values]
         elif len(kinds) > 1:
-            values = [None if v is None else _csv_text(v) for v in values]
+            values = [None if v is None else cell_text(v) for v in values]
         data[c] = values
     tbl = pa.table(data)
     buf = pa.BufferOutputStream()

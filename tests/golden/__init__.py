@@ -8,7 +8,11 @@ exits 1, without writing. A change that only *adds* output (new keys, in the
 results or in the resolved scenario) checks with ``python -m tests.golden
 --added``: every key of a golden file must still be there with the same value
 (numbers to 1e-9 relative); keys the golden file lacks are allowed. It prints
-each difference and exits 1, without writing.
+each difference and exits 1, without writing. ``--against REV`` compares
+the golden files of git revision ``REV`` with today's output the same way,
+after rewriting the old echoed scenario in today's layout
+(:func:`upgrade_echo`): what a renovation that changed the echo's layout
+(issue 28: an access scheme's options became a sub-table) must pass.
 """
 
 from __future__ import annotations
@@ -82,15 +86,72 @@ def differences(golden, new, added: bool = False, where: str = "") -> list[str]:
     )
 
 
+def upgrade_echo(echo: dict) -> dict:
+    """Return an echoed scenario of an older layout in today's (plain data).
+
+    The flat ``[network.radio]`` keys that became an access scheme's options
+    are dropped when they hold their default (the old echo wrote every one),
+    so the loader moves only those that mattered; a strategy's keys its kind
+    does not read are dropped likewise; the rest loads and echoes as today.
+    """
+    import copy
+    import dataclasses
+    import warnings
+
+    from edgesim.agents import STRATEGIES
+    from edgesim.config import options_class
+    from edgesim.network.access import ACCESS_SCHEMES
+
+    echo = copy.deepcopy(echo)
+    radio = echo.get("network", {}).get("radio", {})
+    for scheme in ACCESS_SCHEMES.values():
+        opts = options_class(scheme)
+        if opts is None:
+            continue
+        defaults = {f.name: f.default for f in dataclasses.fields(opts)}
+        for old, new in scheme.flat_aliases.items():
+            if old in radio and radio[old] == defaults[new]:
+                del radio[old]
+    for table in echo.get("agents", {}).get("strategy", []):
+        opts = options_class(STRATEGIES.get(table.get("kind")))
+        read = {f.name for f in dataclasses.fields(opts)} if opts else set()
+        for key in ("gamma", "noise_std"):
+            if key not in read:
+                table.pop(key, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return scenario.from_dict(echo).to_dict()
+
+
+def _old_golden(rev: str, stem: str) -> dict | None:
+    """Return golden file ``stem`` as committed at git revision ``rev`` (None when absent)."""
+    import subprocess
+
+    rel = (HERE / f"{stem}.json").relative_to(HERE.parents[1]).as_posix()
+    done = subprocess.run(
+        ["git", "show", f"{rev}:{rel}"], cwd=HERE.parents[1], capture_output=True, text=True
+    )
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
 def main(argv: list[str]) -> int:
     """Write every golden file, or compare (``--check``: bytes; ``--added``: values, new keys
     allowed) without writing; returns the exit code (1 when a file differs)."""
     check, added = "--check" in argv, "--added" in argv
+    against = argv[argv.index("--against") + 1] if "--against" in argv else None
     differ = []
     for path in SHIPPED:
         text = output(path)
         golden = HERE / f"{path.stem}.json"
-        if added:
+        if against:
+            old = _old_golden(against, path.stem)
+            if old is None:
+                differ.append(f"{path.stem}: no golden file at {against}")
+                continue
+            old["scenario"] = upgrade_echo(old["scenario"])
+            lines = differences(old, json.loads(text), added=True)
+            differ.extend(f"{path.stem}{line}" for line in lines)
+        elif added:
             if not golden.exists():
                 differ.append(f"{path.stem}: no golden file")
                 continue

@@ -299,17 +299,17 @@ def test_too_few_samples_is_a_scenario_error():
 
 
 def test_auto_test_samples():
-    assert D._test_per_agent(cfg(), 10) == 200
-    assert D._test_per_agent(cfg(), 100_000) == 2
-    assert D._test_per_agent(cfg(source="paper-linear"), 2) == 10_000
-    assert D._test_per_agent(cfg(test_samples=0), 2) == 0
+    assert D.sources.held_out_per_agent(cfg(), 10) == 200
+    assert D.sources.held_out_per_agent(cfg(), 100_000) == 2
+    assert D.sources.held_out_per_agent(cfg(source="paper-linear"), 2) == 10_000
+    assert D.sources.held_out_per_agent(cfg(test_samples=0), 2) == 0
     # One per agent while 8 d K bytes fit in 64 MiB (d = 20: K <= 419 430); none beyond.
     d = cfg().features
     last = D.SYNTHETIC_TEST_BYTES // (8 * d)
-    assert D._test_per_agent(cfg(), last) == 1
-    assert D._test_per_agent(cfg(), last + 1) == 0
-    assert D._test_per_agent(cfg(), 10**7) == 0
-    assert D._test_per_agent(cfg(test_samples=1), 10**7) == 1
+    assert D.sources.held_out_per_agent(cfg(), last) == 1
+    assert D.sources.held_out_per_agent(cfg(), last + 1) == 0
+    assert D.sources.held_out_per_agent(cfg(), 10**7) == 0
+    assert D.sources.held_out_per_agent(cfg(test_samples=1), 10**7) == 1
 
 
 def test_paper_linear_matches_fig1():
@@ -438,7 +438,7 @@ def test_digits_without_sklearn(monkeypatch):
         build_dataset(cfg(source="digits"), 10, "classification", rng())
     assert e.value.key == "data.source" and "edgesim[digits]" in e.value.message
     with pytest.raises(ScenarioError) as e:
-        D._load_digits(cfg(source="digits"), 10, "classification", rng())
+        D.sources.load_digits(cfg(source="digits"), 10, "classification", rng())
     assert e.value.key == "data.source"
 
 

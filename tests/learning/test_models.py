@@ -279,7 +279,7 @@ def _blocks_of(offsets, rows):
     old = segments.BLOCK_ROWS
     segments.BLOCK_ROWS = rows
     try:
-        return segments._row_blocks(np.asarray(offsets))
+        return segments.row_blocks(np.asarray(offsets))
     finally:
         segments.BLOCK_ROWS = old
 

@@ -9,6 +9,7 @@ import pytest
 
 from edgesim import privacy
 from edgesim.learning.models import Ridge
+from edgesim.mechanisms.protocol import GradientAsk, LossChangeAsk
 from edgesim.mechanisms.vcg import vcg_payments
 from tests.helpers import make_regression, run_mechanism
 
@@ -156,7 +157,7 @@ def test_every_released_gradient_is_clipped_and_epsilon_is_the_enforced_one(
     checked = clipped = total = 0
     for side, step, agents, values in seen:
         des, m = side.design, side.model
-        if step.ask == "gradient":
+        if isinstance(step.ask, GradientAsk):
             G = per_sample_grads(m, step.model, des.Xa, des.data.y)
             scale = np.minimum(1.0, C / np.linalg.norm(G, axis=1))
             Gc = G * scale[:, None]
@@ -169,7 +170,7 @@ def test_every_released_gradient_is_clipped_and_epsilon_is_the_enforced_one(
                 total += int(mine.sum())
             checked += 1
         else:
-            assert step.ask == "loss_change"
+            assert isinstance(step.ask, LossChangeAsk)
             ref = np.minimum(m.sample_losses(step.reference, des.Xa, des.data.y), B)
             now = np.minimum(m.sample_losses(step.model, des.Xa, des.data.y), B)
             l2 = 0.5 * m.l2 * (step.reference @ step.reference - step.model @ step.model)

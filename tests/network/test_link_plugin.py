@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
 import examples.bursty_link as bursty
+from edgesim.config import option, resolved_options
+from edgesim.errors import ScenarioErrors
 from edgesim.network import NS_PER_S
+from edgesim.network.links import LINKS, register_link
 from edgesim.scenario import from_dict
 from edgesim.simulate import run
 
@@ -46,9 +50,45 @@ def test_custom_link_runs_and_slows_rounds(monkeypatch):
 
 
 def test_unknown_custom_link_is_a_scenario_error():
-    from edgesim.errors import ScenarioErrors
-
     raw = copy.deepcopy(RAW)
     raw["network"]["radio"]["model"] = "examples.bursty_link:nothing_here"
     with pytest.raises(ScenarioErrors, match="network.radio.model"):
         from_dict(raw)
+
+
+@dataclasses.dataclass(frozen=True)
+class SlowOptions:
+    """A toy link's own option: how many times slower than the fixed link it sends."""
+
+    factor: float = option(2.0, "slowdown of every transmission", gt=0.0)
+
+
+def _slow_link(cfg, direction, distance_m, rng):
+    factor = resolved_options(cfg, "link_options").factor
+    slower = dataclasses.replace(cfg, model="fixed", bandwidth_bps=cfg.bandwidth_bps / factor)
+    return LINKS["fixed"](slower, direction, distance_m, rng)
+
+
+def test_a_link_declares_its_own_options():
+    register_link("slow-toy", _slow_link, options=SlowOptions, replace=True)
+    fixed = copy.deepcopy(RAW)
+    fixed["network"]["radio"] = {"model": "fixed", "latency_s": 0.0, "bandwidth_bps": 1e6}
+    slow = copy.deepcopy(fixed)
+    slow["network"]["radio"].update(model="slow-toy", **{"slow-toy": {"factor": 4.0}})
+    sc = from_dict(slow)
+    assert sc.network.radio.link_options == SlowOptions(4.0)
+    assert sc.to_dict()["network"]["radio"]["slow-toy"] == {"factor": 4.0}
+    t_fixed = _run(fixed)["sim_time_s"]["total"]
+    t_slow = _run(slow)["sim_time_s"]["total"]
+    # No latency, no compute, dedicated transfers: every transfer takes 4 x as long.
+    assert t_slow == pytest.approx(4.0 * t_fixed, rel=1e-9)
+    bad = copy.deepcopy(slow)
+    bad["network"]["radio"]["slow-toy"] = {"factr": 4.0}
+    with pytest.raises(ScenarioErrors, match=r"network\.radio\.slow-toy\.factr.*factor"):
+        from_dict(bad)
+    bad["network"]["radio"]["slow-toy"] = {"factor": -1.0}
+    with pytest.raises(ScenarioErrors, match=r"network\.radio\.slow-toy\.factor: must be > 0"):
+        from_dict(bad)
+    bad["network"]["radio"]["model"] = "fixed"
+    with pytest.raises(ScenarioErrors, match=r"network\.radio\.slow-toy"):
+        from_dict(bad)

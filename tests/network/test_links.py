@@ -11,13 +11,13 @@ from scipy.integrate import quad
 
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S
+from edgesim.network.access import ProportionalFairOptions
 from edgesim.network.links import (
     LINKS,
     BernoulliLoss,
     FixedLink,
     GilbertElliottLoss,
     NoLoss,
-    RadioConfig,
     ShannonLink,
     SNRLoss,
     Transfers,
@@ -25,6 +25,7 @@ from edgesim.network.links import (
     build_link,
     register_link,
 )
+from edgesim.network.radio import RadioConfig
 
 
 def check_valid(t: Transfers, R: int) -> None:
@@ -398,7 +399,15 @@ def test_defaults_are_valid():
         ({"numerology": "nr-60", "channel_mhz": 5}, "network.radio.channel_mhz"),
         ({"numerology": "nr-120"}, "network.radio.numerology"),
         ({"downlink_access": "broadcast"}, "network.radio.downlink_access"),
-        ({"slot_s": 0.002}, "network.radio.slot_s"),  # only used by proportional-fair
+        # options of a scheme that is not the one chosen (round-robin declares none)
+        (
+            {"access_options": ProportionalFairOptions(slot_s=0.002)},
+            "network.radio.access_options",
+        ),
+        (
+            {"access": "wifi", "access_options": ProportionalFairOptions()},
+            "network.radio.access_options",
+        ),
         ({"model": "shannon", "rb_bandwidth_hz": 0}, "network.radio.rb_bandwidth_hz"),
     ],
 )

@@ -331,7 +331,7 @@ def test_steady_plan_equals_the_general_plan(compute):
     from edgesim.network.build import Network
     from edgesim.network.compute import ComputeConfig
     from edgesim.network.config import NetworkConfig
-    from edgesim.network.links import RadioConfig
+    from edgesim.network.radio import RadioConfig
     from edgesim.network.topology import TopologyConfig
 
     cfg = NetworkConfig(

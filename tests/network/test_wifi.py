@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy.optimize import brentq
 
 from edgesim.cli import main
+from edgesim.config import resolved_options
+from edgesim.network.access import Wifi, WifiOptions
 from edgesim.network.medium import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.wifi import (
@@ -22,6 +25,11 @@ from edgesim.network.wifi import (
 from edgesim.scenario import from_dict
 from edgesim.simulate import run
 from tests.helpers import write
+
+
+def wifi_mac(cfg: RadioConfig) -> WifiMac:
+    """The MAC of a Wi-Fi cell configured by ``cfg`` (its options resolved)."""
+    return Wifi.mac_of(cfg, resolved_options(cfg, "access_options"))
 
 
 @pytest.mark.parametrize(
@@ -117,7 +125,7 @@ def test_tcp_acks_contend_as_one_more_contender_with_short_frames():
 def test_tcp_senders_contend_at_most_tcp_backlog_at_once():
     phy = phy_rate_bps("802.11ac", 7, 20, 1)
     saturated, mac = WifiMac(phy, tcp_backlog=10**6), WifiMac(phy)
-    assert mac.tcp_backlog == TCP_BACKLOG == RadioConfig().wifi_tcp_backlog
+    assert mac.tcp_backlog == TCP_BACKLOG == WifiOptions().tcp_backlog
     for n in range(1, 61):
         expect = saturated.efficiency_tcp(min(n, TCP_BACKLOG))
         assert mac.efficiency_tcp(n) == expect
@@ -125,7 +133,8 @@ def test_tcp_senders_contend_at_most_tcp_backlog_at_once():
     # TCP uplinks level off at this PHY (40-43 Mbit/s from N = 10 to 50; docs/network.md)
     assert saturated.efficiency_tcp(50) < mac.efficiency_tcp(50) == mac.efficiency_tcp(TCP_BACKLOG)
     assert 40e6 < mac.efficiency_tcp(50) * phy < 43e6
-    assert RadioConfig(access="wifi", wifi_tcp_backlog=3).wifi_mac().tcp_backlog == 3
+    cfg = RadioConfig(access="wifi", access_options=WifiOptions(tcp_backlog=3))
+    assert wifi_mac(cfg).tcp_backlog == 3
 
 
 def test_slow_start_sends_a_tcp_message_in_small_a_mpdus():
@@ -179,7 +188,7 @@ def test_a_tcp_message_alone_on_wifi_takes_its_start_up_and_small_a_mpdus():
 
     S, latency = 50_000, 0.0005
     result = _one_device_round(S, latency, transport="tcp")
-    mac = RadioConfig(access="wifi").wifi_mac()
+    mac = wifi_mac(RadioConfig(access="wifi"))
     alone_ns = round(S * 8 / mac.goodput_bps(1) * 1e9)
     start_ns = tcp_extra_ns(np.array([S]), alone_ns, round(2 * latency * 1e9))[0]
     medium = alone_ns * mac.slow_start_factor(S) * mac.efficiency(1) / mac.efficiency_tcp(1)
@@ -192,7 +201,7 @@ def test_one_device_alone_takes_the_phy_arithmetic():
     # in the limit of many; edgesim charges S 8 / goodput(1) plus the latency
     S = 800_000
     result = _one_device_round(S, 0.0)
-    mac = RadioConfig(access="wifi").wifi_mac()
+    mac = wifi_mac(RadioConfig(access="wifi"))
     one_way = S * 8 / mac.goodput_bps(1)
     assert result["sim_time_s"]["total"] == pytest.approx(2 * one_way, abs=2e-9)
     # the PHY arithmetic: 65 Mbit/s; an A-MPDU of 28 MPDUs of 1448 payload bytes
@@ -202,7 +211,7 @@ def test_one_device_alone_takes_the_phy_arithmetic():
 
 
 def test_contention_equal_uploads_finish_at_n_s_8_over_goodput_n():
-    mac = RadioConfig(access="wifi").wifi_mac()
+    mac = wifi_mac(RadioConfig(access="wifi"))
     eff = lambda n: mac.efficiency(n) / mac.efficiency(1)  # noqa: E731
     N, w = 20, 1_000_000
     down, up = contention_ns(
@@ -254,25 +263,33 @@ def test_wifi_round_in_both_fidelities_with_tcp_and_broadcast(fidelity):
 @pytest.mark.parametrize(
     "radio, key",
     [
-        ({"access": "wifi", "wifi_mcs": 10}, "network.radio.wifi_mcs"),
+        ("access = 'wifi'\n[network.radio.wifi]\nmcs = 10\n", "network.radio.wifi.mcs"),
         (
-            {"access": "wifi", "wifi_standard": "802.11n", "channel_mhz": 80},
+            "access = 'wifi'\nchannel_mhz = 80\n[network.radio.wifi]\nstandard = '802.11n'\n",
             "network.radio.channel_mhz",
         ),
-        ({"access": "wifi", "wifi_mcs": 9}, "network.radio.wifi_mcs"),  # not at 20 MHz, 1 stream
-        ({"access": "wifi", "model": "shannon"}, "network.radio.model"),
-        ({"access": "wifi", "downlink_access": "dedicated"}, "network.radio.downlink_access"),
-        ({"wifi_mcs": 5}, "network.radio.wifi_mcs"),  # only used by wifi
+        # MCS 9 does not exist at 20 MHz with one stream
+        ("access = 'wifi'\n[network.radio.wifi]\nmcs = 9\n", "network.radio.wifi.mcs"),
+        ("access = 'wifi'\nmodel = 'shannon'\n", "network.radio.model"),
+        ("access = 'wifi'\ndownlink_access = 'dedicated'\n", "network.radio.downlink_access"),
+        ("[network.radio.wifi]\nmcs = 5\n", "network.radio.wifi"),  # only read with wifi
         (
-            {"access": "wifi", "wifi_guard_interval_ns": 3200},
-            "network.radio.wifi_guard_interval_ns",
+            "access = 'wifi'\n[network.radio.wifi]\nguard_interval_ns = 3200\n",
+            "network.radio.wifi.guard_interval_ns",
+        ),
+        # the deprecated flat keys still work: the same key as their options'
+        ("access = 'wifi'\nwifi_mcs = 10\n", "network.radio.wifi.mcs"),
+        (
+            "access = 'wifi'\nwifi_guard_interval_ns = 3200\n",
+            "network.radio.wifi.guard_interval_ns",
         ),
     ],
 )
 def test_bad_wifi_input_exits_2_naming_the_key(tmp_path, capsys, radio, key):
-    lines = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in radio.items())
-    path = write(tmp_path, f"[network]\nfidelity = 'events'\n[network.radio]\n{lines}")
-    assert main(["validate", str(path)]) == 2
+    path = write(tmp_path, f"[network]\nfidelity = 'events'\n[network.radio]\n{radio}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the flat keys' deprecation
+        assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and key in err[0], err
 
@@ -282,11 +299,11 @@ def test_churn_and_tcp_keys_without_their_models_exit_2(tmp_path, capsys):
         ("[network.radio]\naccess = 'wifi'\n[network.availability]\nmodel = 'markov'\n",
          "network.availability.model"),
         ("tcp_initial_window = 4\n", "network.tcp_initial_window"),
-        ("[network.radio]\naccess = 'wifi'\nwifi_tcp_backlog = 5\n",
-         "network.radio.wifi_tcp_backlog"),
-        ("[network.radio]\nwifi_tcp_backlog = 5\n", "network.radio.wifi_tcp_backlog"),
-        ("transport = 'tcp'\n[network.radio]\naccess = 'wifi'\nwifi_tcp_backlog = 0\n",
-         "network.radio.wifi_tcp_backlog"),
+        ("[network.radio]\naccess = 'wifi'\n[network.radio.wifi]\ntcp_backlog = 5\n",
+         "network.radio.wifi.tcp_backlog"),
+        ("[network.radio.wifi]\ntcp_backlog = 5\n", "network.radio.wifi"),
+        ("transport = 'tcp'\n[network.radio]\naccess = 'wifi'\n[network.radio.wifi]\n"
+         "tcp_backlog = 0\n", "network.radio.wifi.tcp_backlog"),
     ):  # fmt: skip
         path = write(tmp_path, "[network]\nfidelity = 'events'\n" + text)
         assert main(["validate", str(path)]) == 2

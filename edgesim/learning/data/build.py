@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from edgesim.errors import ScenarioError
-from edgesim.learning.data._common import _needs_classification
-from edgesim.learning.data.mnist import _load_fashion_mnist, _load_mnist
+from edgesim.learning.data.checks import require_classification
+from edgesim.learning.data.images import load_fashion_mnist, load_mnist
 from edgesim.learning.data.sources import (
-    _load_digits,
-    _load_npz,
-    _paper_linear,
-    _paper_linear_needs_ridge,
-    _synthetic,
+    load_digits,
+    load_npz,
+    load_paper_linear,
+    load_synthetic,
+    paper_linear_needs_ridge,
 )
 
 if TYPE_CHECKING:
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from edgesim.learning.data.dataset import FederatedDataset
 
 _SOURCES = {
-    "synthetic": _synthetic,
-    "paper-linear": _paper_linear,
-    "digits": _load_digits,
-    "mnist": _load_mnist,
-    "fashion-mnist": _load_fashion_mnist,
+    "synthetic": load_synthetic,
+    "paper-linear": load_paper_linear,
+    "digits": load_digits,
+    "mnist": load_mnist,
+    "fashion-mnist": load_fashion_mnist,
 }
 
 
@@ -47,14 +47,14 @@ def build_dataset(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) 
     if K < 1:
         raise ScenarioError("agents.count", f"got {K}; need at least 1 agent")
     if cfg.source in ("digits", "mnist", "fashion-mnist"):
-        _needs_classification(cfg.source, task)
+        require_classification(cfg.source, task)
     if cfg.source == "paper-linear" and task != "regression":
-        raise _paper_linear_needs_ridge()
+        raise paper_linear_needs_ridge()
     errs = cfg.cross_check(K)
     if errs:
         raise errs[0]
     if cfg.source == "npz":
-        return _load_npz(cfg, K, task)
+        return load_npz(cfg, K, task)
     if cfg.source not in _SOURCES:
         raise ScenarioError("data.source", f"unknown source {cfg.source!r}")
     return _SOURCES[cfg.source](cfg, K, task, rng)

@@ -11,15 +11,15 @@ from pathlib import Path
 
 from edgesim.config import option, section
 from edgesim.errors import ScenarioError
-from edgesim.learning.data._common import _have_sklearn, _no_sklearn, _too_few
+from edgesim.learning.data.checks import have_sklearn, sklearn_missing, too_few_samples
 from edgesim.learning.data.mnist import (
     MNIST_MIRRORS,
-    _fashion_missing,
-    _find_fashion_mnist,
-    _mnist_dir,
-    _mnist_missing,
-    _mnist_not_npz,
-    _mnist_present,
+    fashion_missing,
+    find_fashion_mnist,
+    mnist_folder,
+    mnist_missing,
+    mnist_not_npz,
+    mnist_present,
 )
 
 
@@ -228,9 +228,9 @@ class DataConfig:
                 )
             )
         if src == "synthetic" and self.samples < agents_count * m:
-            errs.append(_too_few(self.samples, agents_count, m))
+            errs.append(too_few_samples(self.samples, agents_count, m))
         if src in ("digits", "mnist", "fashion-mnist") and 0 < self.samples < agents_count * m:
-            errs.append(_too_few(self.samples, agents_count, m))
+            errs.append(too_few_samples(self.samples, agents_count, m))
         if src == "npz":
             if not self.path:
                 errs.append(
@@ -241,15 +241,17 @@ class DataConfig:
                 )
             elif not Path(self.path).expanduser().is_file():
                 errs.append(ScenarioError("data.path", f"npz file {self.path!r} not found"))
-        if src == "digits" and not _have_sklearn():
-            errs.append(_no_sklearn())
+        if src == "digits" and not have_sklearn():
+            errs.append(sklearn_missing())
         if src == "mnist":
             p = Path(self.path).expanduser() if self.path else None
             if p is not None and p.is_file():
                 if p.suffix not in (".npz", ".tgz"):
-                    errs.append(_mnist_not_npz(p))
-            elif not self.download and not _mnist_present(_mnist_dir(self)):
-                errs.append(_mnist_missing(_mnist_dir(self)))
-        if src == "fashion-mnist" and _find_fashion_mnist(self) is None:
-            errs.append(_fashion_missing(self))
+                    errs.append(mnist_not_npz(p))
+            elif not self.download:
+                folder = mnist_folder(self.path, self.cache_dir)
+                if not mnist_present(folder):
+                    errs.append(mnist_missing(folder))
+        if src == "fashion-mnist" and find_fashion_mnist(self.path) is None:
+            errs.append(fashion_missing(self.path))
         return errs

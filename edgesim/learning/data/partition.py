@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from edgesim.errors import ScenarioError
-from edgesim.learning.data._common import _too_few
+from edgesim.learning.data.checks import too_few_samples
 from edgesim.learning.data.dataset import FederatedDataset
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def partition_quantity(
     Raises ``ScenarioError("data.samples")`` when ``n < minimum K``.
     """
     if n < minimum * K:
-        raise _too_few(n, K, minimum)
+        raise too_few_samples(n, K, minimum)
     return _spread(apportion(n, quantity_weights(K, sigma, rng), minimum), rng)
 
 
@@ -179,7 +179,7 @@ def ensure_min_samples(
         return agent
     n = agent.size
     if n < min_samples * K:
-        raise _too_few(n, K, min_samples)
+        raise too_few_samples(n, K, min_samples)
     shuffled = rng.permutation(n)
     order = shuffled[np.argsort(agent[shuffled], kind="stable")]
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -191,7 +191,7 @@ def ensure_min_samples(
     return out
 
 
-def _assign(
+def assign_agents(
     y: np.ndarray,
     y_test: np.ndarray,
     K: int,
@@ -211,7 +211,7 @@ def _assign(
         agent, agent_test = split_by_proportions(y, P, rng), split_by_proportions(y_test, P, rng)
     elif kind == "quantity":
         if y.size < m * K:
-            raise _too_few(y.size, K, m)
+            raise too_few_samples(y.size, K, m)
         w = quantity_weights(K, pcfg.quantity_sigma, rng)
         agent = _spread(apportion(y.size, w, m), rng)
         agent_test = _spread(apportion(y_test.size, w, 0), rng)
@@ -220,7 +220,8 @@ def _assign(
     return ensure_min_samples(agent, K, m, rng), agent_test
 
 
-def _partition_text(p: PartitionConfig) -> str:
+def partition_text(p: PartitionConfig) -> str:
+    """The partition as a dataset description names it, e.g. ``dirichlet(alpha=0.5)``."""
     extra = {
         "iid": "",
         "label-skew": f"(delta={p.delta:g})",
@@ -230,7 +231,7 @@ def _partition_text(p: PartitionConfig) -> str:
     return p.kind + extra
 
 
-def _partitioned(
+def partitioned_dataset(
     cfg: DataConfig,
     K: int,
     rng: np.random.Generator,
@@ -241,10 +242,12 @@ def _partitioned(
     n_classes: int,
     name: str,
 ) -> FederatedDataset:
-    agent, agent_test = _assign(y, y_test, K, n_classes, cfg.partition, rng)
+    """Return the dataset of labelled samples split among ``K`` agents by ``cfg.partition``
+    (train and test by the same rule), described as ``name`` in its description."""
+    agent, agent_test = assign_agents(y, y_test, K, n_classes, cfg.partition, rng)
     text = (
         f"{name}: {y.size} train / {y_test.size} test samples, d={X.shape[1]}, "
-        f"{n_classes} classes, K={K}, partition {_partition_text(cfg.partition)}"
+        f"{n_classes} classes, K={K}, partition {partition_text(cfg.partition)}"
     )
     return FederatedDataset.from_arrays(
         X, y, agent, K, n_classes, X_test, y_test, agent_test, description=text

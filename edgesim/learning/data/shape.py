@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from edgesim.learning.data.config import DataConfig
-from edgesim.learning.data.sources import _test_per_agent
+from edgesim.learning.data.sources import held_out_per_agent
 
 #: Known sizes of stored data sets: (training rows, test rows, features, classes).
 STORED_SHAPES = {
@@ -52,7 +52,7 @@ def config_shape(cfg: DataConfig, K: int, classification: bool) -> tuple[int, in
     if cfg.source in ("synthetic", "paper-linear"):
         d = 1 if cfg.source == "paper-linear" else cfg.features
         n = sum(cfg.paper_sizes) if cfg.source == "paper-linear" else cfg.samples
-        return n, K * _test_per_agent(cfg, K), d, classes
+        return n, K * held_out_per_agent(cfg, K), d, classes
     if cfg.source == "npz" and cfg.path:
         shapes = npz_shapes(Path(cfg.path).expanduser())
         X, Xt = shapes.get("X", (0, 0)), shapes.get("X_test", (0,))

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from edgesim.errors import ScenarioError, one_line
-from edgesim.learning.data._common import (
-    _as_labels,
-    _needs_classification,
-    _no_sklearn,
-    _too_few,
+from edgesim.learning.data.checks import (
+    as_labels,
+    require_classification,
+    sklearn_missing,
+    too_few_samples,
 )
 from edgesim.learning.data.dataset import FederatedDataset
 from edgesim.learning.data.partition import (
-    _assign,
-    _partition_text,
-    _partitioned,
     apportion,
+    assign_agents,
+    partition_text,
+    partitioned_dataset,
     quantity_weights,
 )
 
@@ -50,7 +50,9 @@ SYNTHETIC_TEST_TOTAL = 200_000
 SYNTHETIC_TEST_BYTES = 64 * 2**20
 
 
-def _test_per_agent(cfg: DataConfig, K: int) -> int:
+def held_out_per_agent(cfg: DataConfig, K: int) -> int:
+    """Test samples per agent of a synthetic or paper-linear source: ``data.test_samples``
+    when set, else the defaults above (:data:`SYNTHETIC_TEST_BYTES` caps them at large K)."""
     if cfg.test_samples >= 0:
         return int(cfg.test_samples)
     if cfg.source == "paper-linear":
@@ -60,7 +62,9 @@ def _test_per_agent(cfg: DataConfig, K: int) -> int:
     return max(min(1, by_bytes), min(SYNTHETIC_TEST_SAMPLES, SYNTHETIC_TEST_TOTAL // K, by_bytes))
 
 
-_BLOCK_ROWS = 1 << 14
+#: Rows drawn per block when the synthetic features are generated in place (the numbers
+#: are those of one big draw; the block only bounds the temporary arrays).
+DRAW_BLOCK_ROWS = 1 << 14
 #: ``data.precision = "auto"`` stores the synthetic samples in float32 once their float64
 #: features (with the intercept column) would take more than this many bytes.
 PRECISION_AUTO_BYTES = 2 * 2**30
@@ -98,8 +102,8 @@ def _draw_rows(rng: np.random.Generator, X: np.ndarray, fill) -> None:
     ``X``'s dtype.
     """
     m, d = X.shape
-    for lo in range(0, m, _BLOCK_ROWS):
-        hi = min(lo + _BLOCK_ROWS, m)
+    for lo in range(0, m, DRAW_BLOCK_ROWS):
+        hi = min(lo + DRAW_BLOCK_ROWS, m)
         block = rng.standard_normal((hi - lo, d))
         fill(block, slice(lo, hi))
         X[lo:hi] = block
@@ -111,18 +115,20 @@ def _equal_sizes(n: int, K: int, rng: np.random.Generator) -> np.ndarray:
     return sizes
 
 
-def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+def load_synthetic(
+    cfg: DataConfig, K: int, task: str, rng: np.random.Generator
+) -> FederatedDataset:
     """Gaussian classes (classification) or per-agent linear models (regression).
 
     Samples are drawn block by block into their storage (``data.precision``), so no
     float64 copy of the whole set is ever held.
     """
-    d, n, t = cfg.features, cfg.samples, _test_per_agent(cfg, K)
+    d, n, t = cfg.features, cfg.samples, held_out_per_agent(cfg, K)
     dtype = storage_dtype(cfg, n, d)
     pcfg = cfg.partition
     m = pcfg.min_samples
     if n < m * K:
-        raise _too_few(n, K, m)
+        raise too_few_samples(n, K, m)
     if task == "classification":
         C = cfg.classes
         means = cfg.separation * rng.standard_normal((C, d))
@@ -133,14 +139,14 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
             _draw_rows(rng, X, lambda b, sl, y=y: b.__iadd__(means[y[sl]]))
             parts += [full, y]
         (full, y), (full_test, y_test) = parts[:2], parts[2:]
-        agent, agent_test = _assign(y, y_test, K, C, pcfg, rng)
+        agent, agent_test = assign_agents(y, y_test, K, C, pcfg, rng)
         grouped = []
         for f, lab, a in ((full, y, agent), (full_test, y_test, agent_test)):
             order = np.argsort(a, kind="stable")  # rows grouped by agent, as from_arrays does
             grouped += [f[order][:, :d], lab[order], a[order]]
         text = (
             f"synthetic classification: n={n}, d={d}, {C} classes, K={K}, "
-            f"partition {_partition_text(pcfg)}"
+            f"partition {partition_text(pcfg)}"
         )
         return FederatedDataset(*grouped, K, C, text)
     w0 = rng.standard_normal(d)
@@ -149,7 +155,7 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
     M = 0.5 * rng.standard_normal((K, d))
     if pcfg.kind == "quantity":
         sizes = apportion(n, quantity_weights(K, pcfg.quantity_sigma, rng), m)
-        split = _partition_text(pcfg)
+        split = partition_text(pcfg)
     else:
         sizes = _equal_sizes(n, K, rng)
         split = "equal sizes"
@@ -164,8 +170,8 @@ def _synthetic(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> 
             y[sl] = np.einsum("ij,ij->i", block, W[agent[sl]]) + b0
 
         _draw_rows(rng, X, fill)
-        for lo in range(0, agent.size, _BLOCK_ROWS):  # the label noise, after every feature
-            hi = min(lo + _BLOCK_ROWS, agent.size)
+        for lo in range(0, agent.size, DRAW_BLOCK_ROWS):  # the label noise, after every feature
+            hi = min(lo + DRAW_BLOCK_ROWS, agent.size)
             y[lo:hi] += cfg.noise_std * rng.standard_normal(hi - lo)
         parts += [X, y.astype(dtype, copy=False), agent]
     text = (
@@ -194,21 +200,24 @@ def paper_linear_noise(mean: float, variance: float, clip: float):
     return stats.truncnorm(a, b, loc=mean, scale=std)
 
 
-def _paper_linear_needs_ridge() -> ScenarioError:
+def paper_linear_needs_ridge() -> ScenarioError:
+    """The error for ``paper-linear`` data under a classification model (model.kind)."""
     return ScenarioError(
         "model.kind", "data.source = 'paper-linear' is a regression data set; use 'ridge'"
     )
 
 
-def _paper_linear(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+def load_paper_linear(
+    cfg: DataConfig, K: int, task: str, rng: np.random.Generator
+) -> FederatedDataset:
     """Fig. 1: x ~ U[0, 1], y = -2 x + 1 + kappa; agent 0's kappa has mean ``mean_shift``."""
     if task != "regression":
-        raise _paper_linear_needs_ridge()
+        raise paper_linear_needs_ridge()
     if K != 2:
         raise ScenarioError(
             "agents.count", f"data.source = 'paper-linear' has 2 agents; got agents.count = {K}"
         )
-    t = _test_per_agent(cfg, K)
+    t = held_out_per_agent(cfg, K)
     noise = [
         paper_linear_noise(mean, cfg.kappa_var, cfg.kappa_clip) for mean in (cfg.mean_shift, 0.0)
     ]
@@ -231,7 +240,7 @@ def _paper_linear(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) 
     return FederatedDataset(X, y, agent, X_test, y_test, agent_test, 2, 0, text)
 
 
-def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
+def load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
     """An npz file with X, y, agent [, X_test, y_test, agent_test] (the fixed keys of docs/scenarios.md)."""
     if not cfg.path:
         raise ScenarioError(
@@ -300,7 +309,7 @@ def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
                 f"(agents 0..{K - 1})",
             )
         if task == "classification":
-            y = _as_labels(y, f"{p}: y{suffix}")
+            y = as_labels(y, f"{p}: y{suffix}")
         else:
             if y.dtype.kind not in "iufb":
                 raise ScenarioError("data.path", f"{p}: y{suffix} must be numeric, got {y.dtype}")
@@ -330,13 +339,13 @@ def _load_npz(cfg: DataConfig, K: int, task: str) -> FederatedDataset:
     )
 
 
-def _load_digits(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
+def load_digits(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -> FederatedDataset:
     """scikit-learn's 8x8 digits: pixels / 16 in [0, 1], random train/test split."""
-    _needs_classification("digits", task)
+    require_classification("digits", task)
     try:
         from sklearn.datasets import load_digits
     except ImportError:
-        raise _no_sklearn() from None
+        raise sklearn_missing() from None
     bunch = load_digits()
     X_all = np.asarray(bunch.data, dtype=np.float64) / 16.0
     y_all = np.asarray(bunch.target, dtype=np.int64)
@@ -347,7 +356,7 @@ def _load_digits(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) -
     if 0 < cfg.samples < train.size:
         train = train[: cfg.samples]
     if train.size < cfg.partition.min_samples * K:
-        raise _too_few(train.size, K, cfg.partition.min_samples)
-    return _partitioned(
+        raise too_few_samples(train.size, K, cfg.partition.min_samples)
+    return partitioned_dataset(
         cfg, K, rng, X_all[train], y_all[train], X_all[test], y_all[test], 10, "digits"
     )

@@ -11,7 +11,7 @@
 - Shamir t-of-h sharing over GF(2^255 - 19) (shares 32 bytes), Lagrange
   interpolation at 0 to reconstruct (:func:`shamir_share`,
   :func:`shamir_reconstruct`).
-- Share encryption (:func:`_seal`, :func:`_open`): an encrypt-then-MAC
+- Share encryption (:func:`seal`, :func:`open_sealed`): an encrypt-then-MAC
   stand-in for AES-GCM (no AES in the standard library): keystream
   SHAKE-256(k_enc || nonce), tag HMAC-SHA256(k_mac, nonce || ct) cut to 16
   bytes, 12-byte nonce; the same 28 bytes of overhead as AES-GCM.
@@ -54,14 +54,17 @@ _AE_TAG_BYTES = 16
 SHARE_PLAINTEXT_BYTES = 2 * CLIENT_ID_BYTES + 2 * SHARE_BYTES
 SHARE_CIPHERTEXT_BYTES = SHARE_PLAINTEXT_BYTES + AE_OVERHEAD_BYTES
 
-_DOMAIN_SELF = b"edgesim/secagg/v1/self-mask\x00"
-_DOMAIN_PAIR = b"edgesim/secagg/v1/pair-mask\x00"
-_DOMAIN_AE = b"edgesim/secagg/v1/share-encryption\x00"
+#: Domain of :func:`prg` for a client's self mask PRG(b_i).
+DOMAIN_SELF_MASK = b"edgesim/secagg/v1/self-mask\x00"
+#: Domain of :func:`prg` for a pairwise mask, and of the pair seed's SHA-256.
+DOMAIN_PAIR_MASK = b"edgesim/secagg/v1/pair-mask\x00"
+#: Domain of the SHA-256 that derives a pair's share-encryption key (:func:`seal`).
+DOMAIN_SHARE_ENCRYPTION = b"edgesim/secagg/v1/share-encryption\x00"
 _LABEL_ENC = b"edgesim/secagg/v1/ae-enc\x00"
 _LABEL_MAC = b"edgesim/secagg/v1/ae-mac\x00"
 
 
-def _int_bytes(x: int, n: int) -> bytes:
+def int_bytes(x: int, n: int) -> bytes:
     """Return ``x`` as ``n`` big-endian bytes."""
     return int(x).to_bytes(n, "big")
 
@@ -85,15 +88,15 @@ def dh_agree(secret: int, peer_public: int) -> bytes:
     """
     if not 2 <= peer_public <= FFDHE2048_P - 2:
         raise ValueError("invalid ffdhe2048 public key")
-    return _int_bytes(pow(peer_public, secret, FFDHE2048_P), DH_PUBLIC_KEY_BYTES)
+    return int_bytes(pow(peer_public, secret, FFDHE2048_P), DH_PUBLIC_KEY_BYTES)
 
 
-def _pair_id(i: int, j: int) -> bytes:
+def pair_id(i: int, j: int) -> bytes:
     """Return the 8-byte context of the unordered pair {i, j}."""
-    return _int_bytes(min(i, j), CLIENT_ID_BYTES) + _int_bytes(max(i, j), CLIENT_ID_BYTES)
+    return int_bytes(min(i, j), CLIENT_ID_BYTES) + int_bytes(max(i, j), CLIENT_ID_BYTES)
 
 
-def prg(seed: bytes, dim: int, round_index: int, domain: bytes = _DOMAIN_PAIR) -> np.ndarray:
+def prg(seed: bytes, dim: int, round_index: int, domain: bytes = DOMAIN_PAIR_MASK) -> np.ndarray:
     """Return ``dim`` pseudorandom uint64 words: SHAKE-128(domain || seed || round) read little-endian.
 
     ``round_index`` (0 <= r < 2^64) is the per-round nonce, ``domain``
@@ -145,7 +148,7 @@ def _ae_subkeys(key: bytes) -> tuple[bytes, bytes]:
     return hashlib.sha256(_LABEL_ENC + key).digest(), hashlib.sha256(_LABEL_MAC + key).digest()
 
 
-def _seal(key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
+def seal(key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
     """Return nonce || ciphertext || tag (len(plaintext) + 28 bytes), encrypt-then-MAC."""
     k_enc, k_mac = _ae_subkeys(key)
     stream = hashlib.shake_256(k_enc + nonce).digest(len(plaintext))
@@ -156,8 +159,8 @@ def _seal(key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
     return nonce + ct + tag
 
 
-def _open(key: bytes, sealed: bytes) -> bytes:
-    """Return the plaintext of :func:`_seal`'s output; ValueError if the tag does not verify."""
+def open_sealed(key: bytes, sealed: bytes) -> bytes:
+    """Return the plaintext of :func:`seal`'s output; ValueError if the tag does not verify."""
     k_enc, k_mac = _ae_subkeys(key)
     nonce, ct = sealed[:_AE_NONCE_BYTES], sealed[_AE_NONCE_BYTES:-_AE_TAG_BYTES]
     tag = sealed[-_AE_TAG_BYTES:]

@@ -42,7 +42,7 @@ from edgesim.network.secagg.crypto import (
 SERVER = -1
 
 
-def _stage_sizes(plan: SecAggPlan) -> dict[str, int]:
+def stage_sizes(plan: SecAggPlan) -> dict[str, int]:
     """Return the bytes of one message of each (stage, direction), header included."""
     k, p = plan.degree, plan.dim
     return {
@@ -142,7 +142,7 @@ def protocol_messages(
     n = plan.n_clients
     s = _count(survivors, n, "survivors")
     r = s if responders is None else _count(responders, s, "responders")
-    size = _stage_sizes(plan)
+    size = stage_sizes(plan)
     out = []
     if rekey_this_round:
         for stage in ("advertise_keys", "share_keys"):

@@ -25,27 +25,27 @@ from edgesim.mechanisms.fixed_point import FixedPoint
 from edgesim.mechanisms.protocol import HEADER_BYTES
 from edgesim.network.secagg.config import SecAggConfig, plan_secagg
 from edgesim.network.secagg.crypto import (
-    _DOMAIN_AE,
-    _DOMAIN_PAIR,
-    _DOMAIN_SELF,
     CLIENT_ID_BYTES,
     DH_PUBLIC_KEY_BYTES,
+    DOMAIN_PAIR_MASK,
+    DOMAIN_SELF_MASK,
+    DOMAIN_SHARE_ENCRYPTION,
     SHARE_BYTES,
-    _int_bytes,
-    _open,
-    _pair_id,
-    _seal,
     dh_agree,
     dh_keypair,
+    int_bytes,
+    open_sealed,
+    pair_id,
     prg,
+    seal,
     shamir_share,
 )
 from edgesim.network.secagg.graph import NeighbourGraph
-from edgesim.network.secagg.messages import SERVER, StageMessages, _stage_sizes
-from edgesim.network.secagg.unmasking import _Unmasking
+from edgesim.network.secagg.messages import SERVER, StageMessages, stage_sizes
+from edgesim.network.secagg.unmasking import Unmasking
 
 
-class SecureAggregation(_Unmasking):
+class SecureAggregation(Unmasking):
     """One secure-aggregation session among ``n_clients`` clients (ids 0..n-1) with vectors of ``dim``.
 
     Plays every party (clients and server) and returns, for each stage, what
@@ -89,7 +89,7 @@ class SecureAggregation(_Unmasking):
         seed = int.from_bytes(rng.bytes(16), "little")
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self.crypto = self.plan.masking == "crypto"
-        self._sizes = _stage_sizes(self.plan)
+        self._sizes = stage_sizes(self.plan)
         self._stage = "new"  # new -> advertised -> ready
         self._epoch = -1
         self._round: int | None = None
@@ -160,12 +160,12 @@ class SecureAggregation(_Unmasking):
         self._server_keys: dict[int, int] = {}
         self._server_seeds: dict[tuple[int, int], bytes] = {}
         pkb = [
-            _int_bytes(self._c_pk[i], DH_PUBLIC_KEY_BYTES)
-            + _int_bytes(self._s_pk[i], DH_PUBLIC_KEY_BYTES)
+            int_bytes(self._c_pk[i], DH_PUBLIC_KEY_BYTES)
+            + int_bytes(self._s_pk[i], DH_PUBLIC_KEY_BYTES)
             for i in range(self.n)
         ]
         down = [
-            b"".join(_int_bytes(j, CLIENT_ID_BYTES) + pkb[j] for j in self._nbrs[i])
+            b"".join(int_bytes(j, CLIENT_ID_BYTES) + pkb[j] for j in self._nbrs[i])
             for i in range(self.n)
         ]
         return [
@@ -180,12 +180,14 @@ class SecureAggregation(_Unmasking):
         pair = (min(i, j), max(i, j))
         if pair not in self._ae_keys:
             shared = dh_agree(self._c_sk[i], self._c_pk[j])
-            self._ae_keys[pair] = hashlib.sha256(_DOMAIN_AE + shared + _pair_id(i, j)).digest()
+            self._ae_keys[pair] = hashlib.sha256(
+                DOMAIN_SHARE_ENCRYPTION + shared + pair_id(i, j)
+            ).digest()
         return self._ae_keys[pair]
 
     def _nonce(self, i: int, j: int) -> bytes:
         """Return the 12-byte nonce of the share ciphertext from i to j in this epoch."""
-        return b"".join(_int_bytes(v, CLIENT_ID_BYTES) for v in (self._epoch, i, j))
+        return b"".join(int_bytes(v, CLIENT_ID_BYTES) for v in (self._epoch, i, j))
 
     def share_keys(self) -> list[StageMessages]:
         """Run ShareKeys: return [up (each client's encrypted shares for its neighbours), down (those addressed to it)].
@@ -223,21 +225,21 @@ class SecureAggregation(_Unmasking):
                     self._held[i][i] = (a, b)
                     continue
                 pt = (
-                    _int_bytes(i, CLIENT_ID_BYTES)
-                    + _int_bytes(j, CLIENT_ID_BYTES)
-                    + _int_bytes(a, SHARE_BYTES)
-                    + _int_bytes(b, SHARE_BYTES)
+                    int_bytes(i, CLIENT_ID_BYTES)
+                    + int_bytes(j, CLIENT_ID_BYTES)
+                    + int_bytes(a, SHARE_BYTES)
+                    + int_bytes(b, SHARE_BYTES)
                 )
-                ct = _seal(self._ae_key(i, j), self._nonce(i, j), pt)
-                parts.append(_int_bytes(j, CLIENT_ID_BYTES) + ct)
+                ct = seal(self._ae_key(i, j), self._nonce(i, j), pt)
+                parts.append(int_bytes(j, CLIENT_ID_BYTES) + ct)
                 inbox[j].append((i, ct))
             up.append(b"".join(parts))
         down = []
         for j in range(self.n):
-            down.append(b"".join(_int_bytes(i, CLIENT_ID_BYTES) + ct for i, ct in inbox[j]))
+            down.append(b"".join(int_bytes(i, CLIENT_ID_BYTES) + ct for i, ct in inbox[j]))
             for i, ct in inbox[j]:
-                pt = _open(self._ae_key(j, i), ct)
-                if pt[:8] != _int_bytes(i, CLIENT_ID_BYTES) + _int_bytes(j, CLIENT_ID_BYTES):
+                pt = open_sealed(self._ae_key(j, i), ct)
+                if pt[:8] != int_bytes(i, CLIENT_ID_BYTES) + int_bytes(j, CLIENT_ID_BYTES):
                     raise ValueError(f"share from {i} to {j} carries the wrong ids")
                 self._held[j][i] = (int.from_bytes(pt[8:40], "big"), int.from_bytes(pt[40:], "big"))
         return [
@@ -252,7 +254,9 @@ class SecureAggregation(_Unmasking):
         pair = (min(i, j), max(i, j))
         if pair not in self._pair_seeds:
             shared = dh_agree(self._s_sk[i], self._s_pk[j])
-            self._pair_seeds[pair] = hashlib.sha256(_DOMAIN_PAIR + shared + _pair_id(i, j)).digest()
+            self._pair_seeds[pair] = hashlib.sha256(
+                DOMAIN_PAIR_MASK + shared + pair_id(i, j)
+            ).digest()
         return self._pair_seeds[pair]
 
     def masked_inputs(self, clients, values, weights, round_index: int) -> StageMessages:
@@ -291,13 +295,13 @@ class SecureAggregation(_Unmasking):
         if self.crypto and ids.size:
             row = {int(c): k for k, c in enumerate(ids)}
             for k, c in enumerate(ids.tolist()):
-                y[k] += prg(_int_bytes(self._b[c], SHARE_BYTES), self.dim, r, _DOMAIN_SELF)
+                y[k] += prg(int_bytes(self._b[c], SHARE_BYTES), self.dim, r, DOMAIN_SELF_MASK)
             e = self.graph.edges()
             mine = np.zeros(self.n, dtype=bool)
             mine[ids] = True
             e = e[mine[e[:, 0]] | mine[e[:, 1]]]
             for i, j in e.tolist():  # i < j: i adds, j subtracts
-                mask = prg(self._pair_seed(i, j), self.dim, r, _DOMAIN_PAIR)
+                mask = prg(self._pair_seed(i, j), self.dim, r, DOMAIN_PAIR_MASK)
                 if i in row:
                     y[row[i]] += mask
                 if j in row:

@@ -3,7 +3,7 @@
 From t Shamir shares sent by the responders the server reconstructs b_i of
 every survivor (and removes PRG(b_i)) and the masking key of every dropped
 client with a surviving neighbour (and recomputes and removes its pairwise
-masks with those neighbours). :class:`_Unmasking` holds these methods of
+masks with those neighbours). :class:`Unmasking` holds these methods of
 :class:`~edgesim.network.secagg.session.SecureAggregation`, which inherits
 them; they use the session's state.
 """
@@ -15,15 +15,15 @@ import hashlib
 import numpy as np
 
 from edgesim.network.secagg.crypto import (
-    _DOMAIN_PAIR,
-    _DOMAIN_SELF,
     CLIENT_ID_BYTES,
+    DOMAIN_PAIR_MASK,
+    DOMAIN_SELF_MASK,
     FFDHE2048_G,
     FFDHE2048_P,
     SHARE_BYTES,
-    _int_bytes,
-    _pair_id,
     dh_agree,
+    int_bytes,
+    pair_id,
     prg,
     shamir_reconstruct,
 )
@@ -64,7 +64,7 @@ def _as_mask(x, n: int, what: str) -> np.ndarray:
     return m
 
 
-class _Unmasking:
+class Unmasking:
     """The Unmasking stage: a base class of :class:`~edgesim.network.secagg.session.SecureAggregation`."""
 
     # -- Unmasking ----------------------------------------------------------
@@ -102,7 +102,7 @@ class _Unmasking:
             parts = []
             for i in sorted(self._held[j]):
                 a, b = self._held[j][i]
-                parts.append(_int_bytes(i, CLIENT_ID_BYTES) + _int_bytes(b if s[i] else a, 32))
+                parts.append(int_bytes(i, CLIENT_ID_BYTES) + int_bytes(b if s[i] else a, 32))
             up.append(b"".join(parts))
         return [
             self._from_payloads("survivors", "down", np.full(sid.size, SERVER), sid, down),
@@ -180,7 +180,7 @@ class _Unmasking:
         if self.crypto:
             for i in np.flatnonzero(s).tolist():
                 b = self._reconstruct(i, r, 1)
-                total -= prg(_int_bytes(b, SHARE_BYTES), self.dim, rr, _DOMAIN_SELF)
+                total -= prg(int_bytes(b, SHARE_BYTES), self.dim, rr, DOMAIN_SELF_MASK)
             for d in np.flatnonzero(need).tolist():
                 if d not in self._server_keys:
                     sk = self._reconstruct(d, r, 0)
@@ -194,9 +194,9 @@ class _Unmasking:
                     if pair not in self._server_seeds:
                         shared = dh_agree(self._server_keys[d], self._s_pk[i])
                         self._server_seeds[pair] = hashlib.sha256(
-                            _DOMAIN_PAIR + shared + _pair_id(i, d)
+                            DOMAIN_PAIR_MASK + shared + pair_id(i, d)
                         ).digest()
-                    mask = prg(self._server_seeds[pair], self.dim, rr, _DOMAIN_PAIR)
+                    mask = prg(self._server_seeds[pair], self.dim, rr, DOMAIN_PAIR_MASK)
                     if i < d:  # survivor i added PRG(s_id)
                         total -= mask
                     else:

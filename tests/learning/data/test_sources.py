@@ -48,7 +48,7 @@ def test_blocks_draw_the_numbers_of_one_materialised_draw(monkeypatch):
     the numpy generator draws each value in turn, so the block path changed no result."""
     c = dataclasses.replace(DataConfig(), samples=5000, features=7, test_samples=3)
     one = build_dataset(c, 50, "regression", np.random.default_rng(4))
-    monkeypatch.setattr(sources, "_BLOCK_ROWS", 37)
+    monkeypatch.setattr(sources, "DRAW_BLOCK_ROWS", 37)
     blocks = build_dataset(c, 50, "regression", np.random.default_rng(4))
     for name in ("X", "y", "agent", "X_test", "y_test", "agent_test"):
         assert np.array_equal(getattr(one, name), getattr(blocks, name)), name

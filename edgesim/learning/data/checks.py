@@ -1,4 +1,5 @@
-"""Helpers shared by the data modules: ScenarioError builders and label checks."""
+"""The checks the data modules share: too few samples, scikit-learn present, a classification task,
+class labels; each raises or returns a :class:`~edgesim.errors.ScenarioError` naming its key."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 from edgesim.errors import ScenarioError
 
 
-def _too_few(n: int, K: int, m: int) -> ScenarioError:
+def too_few_samples(n: int, K: int, m: int) -> ScenarioError:
+    """The error for ``n`` training samples that cannot give each of ``K`` agents ``m`` (data.samples)."""
     return ScenarioError(
         "data.samples",
         f"{n} training samples cannot give each of {K} agents {m} "
@@ -17,26 +19,30 @@ def _too_few(n: int, K: int, m: int) -> ScenarioError:
     )
 
 
-def _have_sklearn() -> bool:
+def have_sklearn() -> bool:
+    """Whether scikit-learn can be imported (the ``digits`` source needs it), without importing it."""
     try:
         return importlib.util.find_spec("sklearn") is not None
     except (ImportError, ValueError):
         return False
 
 
-def _no_sklearn() -> ScenarioError:
+def sklearn_missing() -> ScenarioError:
+    """The error for ``data.source = "digits"`` without scikit-learn installed."""
     return ScenarioError("data.source", "digits needs scikit-learn: pip install 'edgesim[digits]'")
 
 
-def _needs_classification(source: str, task: str) -> None:
+def require_classification(source: str, task: str) -> None:
+    """Raise a ScenarioError on model.kind unless ``task`` is classification (``source`` has labels)."""
     if task != "classification":
         raise ScenarioError(
             "model.kind", f"data.source = {source!r} is a classification data set; use 'logistic'"
         )
 
 
-def _as_labels(y: np.ndarray, where: str) -> np.ndarray:
-    """Class labels as int64 >= 0, or a ScenarioError on data.path."""
+def as_labels(y: np.ndarray, where: str) -> np.ndarray:
+    """Return ``y`` as int64 class labels >= 0; a ScenarioError on data.path names ``where``
+    when they are not non-negative integers."""
     y = np.asarray(y)
     ok = y.dtype.kind in "iub" or (
         y.dtype.kind == "f" and bool(np.all(np.isfinite(y))) and bool(np.all(y == np.rint(y)))

@@ -1,0 +1,289 @@
+"""The plan of an exchange: everything random about it, drawn at its start, and its schedule.
+
+Each :class:`~edgesim.mechanisms.protocol.Gather` becomes an *exchange*: a
+downlink message to every recipient (wired backhaul, then the radio), the
+device's compute time, and an uplink reply (radio, then backhaul). At the
+exchange's start the server draws, vectorised over the recipients and in a
+fixed order, everything random about it (:meth:`ExchangePlanning.plan_exchange`):
+
+1. downlink radio transfers (``links`` stream: losses, attempts), then the
+   downlink scheduler's fading if it draws any (proportional fair);
+2. whether each device is online when the message arrives (``availability``);
+3. compute times (``compute``);
+4. whether each device is still online when it would send (``availability``);
+5. uplink radio transfers of the devices that send (``links``), then the
+   uplink scheduler's fading, if any.
+
+Shared media (a cell's channel, a wired hop) are scheduled in the plan too:
+when each message reaches each medium is known from these draws, so its
+schedule is computed there (:mod:`edgesim.network.cells`,
+:mod:`edgesim.network.medium`), and so is every message's arrival instant.
+Both fidelities then turn the same :class:`Plan` into time
+(:mod:`edgesim.network.server`). Every Plan is assembled by
+:meth:`ExchangePlanning._plan_of`, the steady exchanges' too
+(:mod:`edgesim.network.steady_plan`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edgesim.network.transport import tcp_extra_ns
+
+
+@dataclass(eq=False)
+class Plan:
+    """Everything drawn at the start of one exchange; times relative to its start, in ns.
+
+    Arrays of shape (m,) are aligned with ``agents`` (the recipients);
+    ``up`` holds the uplinks of the senders only.
+    """
+
+    agents: np.ndarray
+    received: np.ndarray  # the downlink arrived and the device was online
+    arrive_ns: np.ndarray
+    compute_ns: np.ndarray
+    sending: np.ndarray  # online when it would send: an uplink message is sent
+    up: object  # links.Transfers of the senders
+    resolve_ns: np.ndarray  # when the server knows this recipient's outcome
+    reply_ok: np.ndarray  # the reply reaches the server (before any deadline)
+    late: np.ndarray  # under a deadline: would only reach or leave the device after it
+    down_lost: int
+    down_transmissions: int
+    down_retransmissions: int
+    down_air_ns: np.ndarray | None = None  # each recipient's time receiving (0 if offline)
+    reports: np.ndarray | None = None  # local gradients each recipient computes
+    down_copies: int | None = None  # a broadcast: the copies sent (one per cell), else None
+    steady: bool = False  # from the steady-exchange cache: every recipient received and replied
+    end_ns: int | None = None  # the exchange's length, when the cache knows it
+
+
+class ExchangePlanning:
+    """The server's planning of exchanges (a part of :class:`~edgesim.network.server.NetworkServer`).
+
+    Reads the server's ``net``, ``cfg``, ``devices``, ``env``,
+    ``deadline_ns``, ``always_on`` and ``energy``; uses its steady-plan
+    cache, moving devices and broadcasts.
+    """
+
+    def plan_exchange(
+        self, agents: np.ndarray, down_bytes, up_bytes: np.ndarray, compute=True
+    ) -> Plan:
+        """Draw everything random about one exchange (see the module docstring for the order).
+
+        Under a deadline, a downlink arriving after it, or a device that would
+        only start sending after it, is *late*: availability is not asked
+        about times past the deadline (the round is closed by then), and no
+        uplink is drawn for it.
+        """
+        if self.steady_ok and agents is self.everyone and compute is True:
+            plan = self._steady_plan(down_bytes, up_bytes)
+            if plan is not None:
+                return plan
+        if self.net.cells.joint:
+            return self._plan_joint(agents, down_bytes, up_bytes, compute)
+        net = self.net
+        dev = self.devices[agents]
+        m = agents.size
+        t0 = self.env.now
+        horizon = self.deadline_ns
+        rng = net.rng["links"]
+        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
+        copies = None
+        here = self._attach(dev, t0)  # moving devices: their distance now, or None
+        if self._broadcasts(down_bytes):
+            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng, here)
+            arrive = at_ap + down.airtime_ns + down.after_ns
+        else:
+            down = net.downlink.send(dev, down_sizes, rng, here)
+            arrive = self._arrive_ns(dev, down_sizes, down, rng)
+        delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
+        received = delivered.copy()
+        if not self.always_on:
+            ask = np.flatnonzero(delivered)
+            received[ask] = net.availability.online(dev[ask], t0 + arrive[ask])
+        if self.energy is not None and self.energy.battery is not None:
+            received &= ~self.energy.dead[agents]  # an empty battery: offline for good
+        reports = self._reports(m, compute)
+        compute = self._compute_ns(dev, compute)
+        send_at = arrive + compute
+        ready = received if horizon is None else received & (send_at <= horizon)
+        sending = ready.copy()
+        if not self.always_on:
+            ask = np.flatnonzero(ready)
+            sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
+        senders = np.flatnonzero(sending)
+        up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
+        there = None if here is None else self._distance(dev[senders], t0 + send_at[senders])
+        up = net.uplink.send(dev[senders], up_sizes, rng, there)
+        resolved = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
+        masks = (delivered, received, ready, sending)
+        return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
+
+    def _plan_of(self, agents, down, copies, arrive, computing, masks, up, resolved) -> Plan:
+        """Assemble an exchange's Plan from its draws and schedule.
+
+        ``masks``: (delivered before any deadline, received: delivered and
+        online, ready: received and able to send before the deadline,
+        sending: ready and online); ``computing``: (compute times, local
+        gradients) of each recipient; ``resolved``: when each sender's reply
+        reaches the server or its sender gives up.
+        """
+        delivered, received, ready, sending = masks
+        compute, reports = computing
+        m = agents.size
+        horizon = self.deadline_ns
+        # When the server knows each outcome (relative to t0); late ones only after the deadline.
+        resolve = np.where(received, arrive + compute, arrive)
+        if horizon is not None:
+            late = (down.delivered & ~delivered) | (received & ~ready)
+            resolve[late] = horizon + 1
+        else:
+            late = np.zeros(m, dtype=bool)
+        resolve[sending] = resolved
+        reply_ok = np.zeros(m, dtype=bool)
+        reply_ok[sending] = up.delivered
+        return Plan(
+            agents=agents,
+            received=received,
+            arrive_ns=arrive,
+            compute_ns=compute,
+            sending=sending,
+            up=up,
+            resolve_ns=resolve,
+            reply_ok=reply_ok,
+            late=late,
+            down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
+            down_transmissions=down.transmissions if copies is None else copies,
+            down_retransmissions=down.retransmissions,
+            down_air_ns=np.where(delivered & ~received, 0, down.attempts * down.airtime_ns),
+            reports=reports,
+            down_copies=copies,
+        )
+
+    @staticmethod
+    def _reports(m: int, compute) -> np.ndarray:
+        """Return the local gradients each of ``m`` recipients computes (int64): 0, 1, or its reports."""
+        if compute is False or compute is True:
+            return np.full(m, int(compute), dtype=np.int64)
+        return np.asarray(compute, dtype=np.int64)
+
+    def _compute_ns(self, dev: np.ndarray, compute) -> np.ndarray:
+        """Return each device's compute time (int64 ns): none (``False``), one draw (``True``),
+        or one draw times its number of reports (a GatherMany's array)."""
+        if compute is False:
+            return np.zeros(dev.size, dtype=np.int64)
+        times = self.net.compute.times_ns(dev, self.net.rng["compute"])
+        return times if compute is True else times * np.asarray(compute)
+
+    def _plan_joint(self, agents: np.ndarray, down_bytes, up_bytes, compute) -> Plan:
+        """The plan of an exchange on Wi-Fi cells: both directions share one medium.
+
+        Draw order: downlink transfers, compute times, then the uplink
+        transfers of every device its downlink reaches (``links``); then the
+        cells' contention is walked (:meth:`Cells.joint_ns`), which decides
+        when each downlink arrives and each reply leaves. Devices are always
+        on (the scenario check refuses churn with ``wifi``); under a deadline
+        what would arrive or start after it is late, as on other cells.
+        """
+        net = self.net
+        dev = self.devices[agents]
+        m = agents.size
+        horizon = self.deadline_ns
+        rng = net.rng["links"]
+        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
+        up_sizes = np.broadcast_to(np.asarray(up_bytes, dtype=np.int64), (m,))
+        copies = None
+        self._attach(dev, self.env.now)  # moving devices: handover (Wi-Fi rates are fixed)
+        if self._broadcasts(down_bytes):
+            down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng)
+            # the cell's receivers share the one broadcast in equal parts, so all of them
+            # have it when the whole is through (rounded up: within a ns per receiver)
+            _, where = np.unique(net.topology.ap_of[dev], return_inverse=True)
+            receivers = np.bincount(where)[where]
+            down_work = -(-down.airtime_ns // receivers)
+        else:
+            down = net.downlink.send(dev, down_sizes, rng)
+            start = self._transport_ns(down_sizes, down)
+            at_ap = net.topology.wired_ns(net.topology.ap_of[dev], down_sizes, start, "down")
+            down_work = net.cells.medium_work_ns(down_sizes, down.attempts * down.airtime_ns)
+        if self.energy is not None and self.energy.battery is not None:
+            down = down.take(np.arange(m))  # a copy: the empty batteries' devices lose it
+            down.delivered[self.energy.dead[agents]] = False
+        reports = self._reports(m, compute)
+        compute = self._compute_ns(dev, compute)
+        reached = np.flatnonzero(down.delivered)
+        up_all = net.uplink.send(dev[reached], up_sizes[reached], rng)
+        up_work = np.zeros(m, dtype=np.int64)
+        up_work[reached] = net.cells.medium_work_ns(
+            up_sizes[reached], up_all.attempts * up_all.airtime_ns
+        )
+        up_start = np.zeros(m, dtype=np.int64)
+        up_start[reached] = self._transport_ns(up_sizes[reached], up_all)
+        down_through, up_through = net.cells.joint_ns(
+            dev, at_ap, down_work, down.after_ns + compute + up_start, up_work, down.delivered
+        )
+        arrive = down_through + down.after_ns
+        received = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
+        send_at = arrive + compute
+        sending = received if horizon is None else received & (send_at <= horizon)
+        senders = np.flatnonzero(sending)
+        row = np.full(m, -1, dtype=np.int64)
+        row[reached] = np.arange(reached.size)
+        up = up_all.take(row[senders])
+        resolved = self._wired_up(
+            dev[senders], up_sizes[senders], up_through[senders] + up.after_ns, up
+        )
+        masks = (received, received, sending, sending)
+        return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
+
+    def _arrive_ns(self, dev: np.ndarray, sizes: np.ndarray, down, rng) -> np.ndarray:
+        """Return when each downlink reaches its device, or its sender gives up (ns from the start).
+
+        The server sends every message at once; each crosses the wired path
+        to its access point (shared hops), then the cell's downlink channel.
+        """
+        net = self.net
+        start = self._transport_ns(sizes, down)
+        at_ap = net.topology.wired_ns(net.topology.ap_of[dev], sizes, start, "down")
+        through = net.cells.through_ns("down", dev, sizes, at_ap, down, rng, self.deadline_ns)
+        return through + down.after_ns
+
+    def _transport_ns(self, sizes: np.ndarray, transfers) -> np.ndarray | int:
+        """Return TCP's handshake and slow-start time of each message (int64 ns), or 0 when the
+        transport is ideal (:mod:`edgesim.network.transport`)."""
+        cfg = self.cfg
+        if cfg.transport != "tcp":
+            return 0
+        return tcp_extra_ns(
+            sizes, transfers.airtime_ns, self.net.rtt_ns, cfg.tcp_initial_window, cfg.tcp_mss_bytes
+        )
+
+    def _resolve_ns(self, dev: np.ndarray, sizes: np.ndarray, send_at, up, rng) -> np.ndarray:
+        """Return when each reply reaches the server, or its sender gives up (ns from the start).
+
+        A reply sent at ``send_at`` crosses the cell's uplink channel, then,
+        if delivered, the wired path (shared hops).
+        """
+        send_at = send_at + self._transport_ns(sizes, up)
+        through = self.net.cells.through_ns("up", dev, sizes, send_at, up, rng, self.deadline_ns)
+        return self._wired_up(dev, sizes, through + up.after_ns, up)
+
+    def _wired_up(self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up) -> np.ndarray:
+        """Return when each reply reaches the server: the delivered ones cross the wired path
+        from ``at_ap``; the others' senders give up at ``at_ap`` (ns from the start)."""
+        out = at_ap.copy()
+        ok = np.flatnonzero(up.delivered)
+        if ok.size:
+            aps = self.net.topology.ap_of[dev[ok]]
+            out[ok] = self.net.topology.wired_ns(aps, sizes[ok], out[ok], "up")
+        return out
+
+    def _end_of(self, plan: Plan) -> int:
+        """Return the exchange's length (ns) under the round policy, from the plan alone."""
+        if plan.end_ns is not None:
+            return plan.end_ns
+        end = int(plan.resolve_ns.max()) if plan.resolve_ns.size else 0
+        return end if self.deadline_ns is None else min(end, self.deadline_ns)
