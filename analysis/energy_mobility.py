@@ -36,12 +36,17 @@ from analysis.comm_vs_k import sweep_overrides
 STEM = "energy_mobility"
 SCENARIO = "comm-vs-k"
 MECHANISMS = ("fedavg", "ffl", "dp-ffl")
-CELLS = {"cellular": [], "wifi": ["network.radio.access=wifi"]}
+# The scenario fixes the cellular channel's rate; a Wi-Fi cell takes its PHY rate from its MCS.
+CELLS = {
+    "cellular": [],
+    "wifi": ["network.radio.access=wifi", 'network.radio.bandwidth_bps="auto"'],
+}
 COLORS = {"fedavg": "C0", "ffl": "C1", "dp-ffl": "C2"}
 SPEED_NETWORK = sweep_overrides({"ffl": [30]}) + [
     "mechanism.exact_vcg=true",
     "network.model_bytes=100000",
     "network.radio.model=shannon",
+    'network.radio.bandwidth_bps="auto"',  # the scenario's fixed rate; Shannon computes its own
     "network.topology.access_points=3",
     "network.topology.cell_radius_m=200.0",
     "network.round_policy=deadline",

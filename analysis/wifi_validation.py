@@ -15,8 +15,8 @@ edgesim's side, per configuration (standard, MCS, N devices, S bytes, mode):
   (:func:`edgesim.network.medium.contention_ns` with Bianchi's efficiency, the
   receivers' TCP ACKs contending too, slow start's small A-MPDUs
   (:meth:`edgesim.network.wifi.WifiMac.slow_start_factor`) and TCP's start-up,
-  :func:`edgesim.network.transport.tcp_extra_ns`): N replies
-  (or N downlinks) starting together, the last one's time.
+  :func:`edgesim.network.transport.tcp_extra_ns`, slow start timed at 1/N of the
+  medium): N replies (or N downlinks) starting together, the last one's time.
 
 A configuration in which some ns-3 run waited out a TCP retransmission timer
 (:func:`timed_out`) is marked (``ns3_timeout``, hollow in the figure): edgesim
@@ -139,7 +139,9 @@ def edgesim_s(
     )
     cfg = RadioConfig(access="wifi", access_options=options)
     alone = round(size * 8 / cfg.lone_rate_bps() * 1e9)
-    start = int(tcp_extra_ns(np.array([size]), alone, round(2 * LATENCY_S * 1e9))[0])
+    # the n transfers start together: each one's slow start at 1/n of the medium
+    rtt = round(2 * LATENCY_S * 1e9)
+    start = int(tcp_extra_ns(np.array([size]), alone, rtt, share=n)[0])
     cell = Wifi(cfg, options, tcp=True)
     work = int(cell.medium_work_ns(np.array([size]), np.array([alone]))[0])
     zeros = np.zeros(n, dtype=np.int64)

@@ -39,7 +39,7 @@ class BurstyInterferenceLink(FixedLink):
     def __init__(self, cfg, n_endpoints: int, rng: np.random.Generator):
         super().__init__(
             cfg.latency_s,
-            cfg.bandwidth_bps,
+            cfg.channel_rate_bps(),
             make_loss(cfg, n_endpoints, None, rng),
             cfg.arq_max_retries,
             cfg.rto_s,

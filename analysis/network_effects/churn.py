@@ -28,7 +28,7 @@ def churn_shift_s(sc) -> float:
     net = sc.network
     p = sc.data.features + 1
     size_bits = 8 * (HEADER_BYTES + FLOAT_BYTES * p)
-    radio = net.radio.latency_s + size_bits / net.radio.bandwidth_bps
+    radio = net.radio.latency_s + size_bits / net.radio.channel_rate_bps()
     wired = net.backhaul.hops * (net.backhaul.latency_s + size_bits / net.backhaul.bandwidth_bps)
     n_k = sc.data.samples / sc.agents.count
     return 2 * (radio + wired) + net.compute.seconds + net.compute.per_sample_s * n_k

@@ -58,9 +58,12 @@ class Network:
         self.cells = Cells(
             cfg.radio, self.topology.ap_of, self.uplink, self.downlink, tcp, cfg.tcp_initial_window
         )
-        #: A device's round trip to the server: radio and wired latencies, both ways (ns).
+        #: A device's round trip to the server: radio and wired latencies, both ways (ns); a
+        #: link with a latency per direction (LTE's) gives its own.
         wired = self.topology.edge_latency_ns[self.topology.path_edges[0]].sum()
-        self.rtt_ns = 2 * (to_ns(cfg.radio.latency_s) + int(wired))
+        radio = to_ns(cfg.radio.latency_s)
+        up, down = (getattr(x, "latency_ns", radio) for x in (self.uplink, self.downlink))
+        self.rtt_ns = int(np.max(up)) + int(np.max(down)) + 2 * int(wired)
         self.mobility = None
         if cfg.mobility.model != "static":
             t = self.topology

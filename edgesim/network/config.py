@@ -147,11 +147,11 @@ class NetworkConfig:
             except (OSError, ValueError) as err:
                 errs.append(ScenarioError("network.mobility.trace_path", str(err)))
         if self.mobility.model != "static":
-            if self.radio.model not in ("fixed", "shannon"):
+            if self.radio.model not in ("fixed", "shannon", "lte"):
                 errs.append(
                     ScenarioError(
                         "network.mobility.model",
-                        f"moving devices need a built-in link ('fixed' or 'shannon'), not"
+                        f"moving devices need a built-in link ('fixed', 'shannon' or 'lte'), not"
                         f" {self.radio.model!r}",
                     )
                 )

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgesim.network.transport import tcp_extra_ns
+from edgesim.network.transport import tcp_extra_ns, tcp_shares
 
 
 @dataclass(eq=False)
@@ -206,8 +206,9 @@ class ExchangePlanning:
             down_work = -(-down.airtime_ns // receivers)
         else:
             down = net.downlink.send(dev, down_sizes, rng)
-            start = self._transport_ns(down_sizes, down)
-            at_ap = net.topology.wired_ns(net.topology.ap_of[dev], down_sizes, start, "down")
+            start = self._transport_ns(dev, down_sizes, down, np.zeros(m, dtype=np.int64), "down")
+            aps = net.topology.ap_of[dev]
+            at_ap, down_tail = net.topology.pipeline_ns(aps, down_sizes, start, start, "down")
             down_work = net.cells.medium_work_ns(down_sizes, down.attempts * down.airtime_ns)
         if self.energy is not None and self.energy.battery is not None:
             down = down.take(np.arange(m))  # a copy: the empty batteries' devices lose it
@@ -221,10 +222,17 @@ class ExchangePlanning:
             up_sizes[reached], up_all.attempts * up_all.airtime_ns
         )
         up_start = np.zeros(m, dtype=np.int64)
-        up_start[reached] = self._transport_ns(up_sizes[reached], up_all)
-        down_through, up_through = net.cells.joint_ns(
-            dev, at_ap, down_work, down.after_ns + compute + up_start, up_work, down.delivered
+        up_start[reached] = self._transport_ns(
+            dev[reached], up_sizes[reached], up_all, (down.after_ns + compute)[reached], "up"
         )
+        up_offset = down.after_ns + compute + up_start
+        down_through, up_through = net.cells.joint_ns(
+            dev, at_ap, down_work, up_offset, up_work, down.delivered
+        )
+        if copies is None:  # not before its last byte is in from the wired path (a reply after)
+            held = self._after_tail(down_through, down_tail, down_sizes, down_work) - down_through
+            down_through = down_through + held
+            up_through = np.where(up_through >= 0, up_through + held, up_through)
         arrive = down_through + down.after_ns
         received = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
         send_at = arrive + compute
@@ -233,8 +241,14 @@ class ExchangePlanning:
         row = np.full(m, -1, dtype=np.int64)
         row[reached] = np.arange(reached.size)
         up = up_all.take(row[senders])
+        begin = (down_through + up_offset)[senders]
+        first = self._first_packet_ns(begin, up_through[senders], up_sizes[senders], up.attempts)
         resolved = self._wired_up(
-            dev[senders], up_sizes[senders], up_through[senders] + up.after_ns, up
+            dev[senders],
+            up_sizes[senders],
+            up_through[senders] + up.after_ns,
+            up,
+            first + up.after_ns,
         )
         masks = (received, received, sending, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
@@ -243,42 +257,87 @@ class ExchangePlanning:
         """Return when each downlink reaches its device, or its sender gives up (ns from the start).
 
         The server sends every message at once; each crosses the wired path
-        to its access point (shared hops), then the cell's downlink channel.
+        to its access point (shared hops, pipelined), then the cell's downlink
+        channel, which it reaches with its first packet and leaves no sooner
+        than its last packet's airtime after its last byte reached the access
+        point (:meth:`_after_tail`).
         """
         net = self.net
-        start = self._transport_ns(sizes, down)
-        at_ap = net.topology.wired_ns(net.topology.ap_of[dev], sizes, start, "down")
-        through = net.cells.through_ns("down", dev, sizes, at_ap, down, rng, self.deadline_ns)
-        return through + down.after_ns
+        start = self._transport_ns(dev, sizes, down, np.zeros(sizes.size, dtype=np.int64), "down")
+        head, tail = net.topology.pipeline_ns(net.topology.ap_of[dev], sizes, start, start, "down")
+        through = net.cells.through_ns("down", dev, sizes, head, down, rng, self.deadline_ns)
+        return self._after_tail(through, tail, sizes, down.airtime_ns) + down.after_ns
 
-    def _transport_ns(self, sizes: np.ndarray, transfers) -> np.ndarray | int:
+    def _after_tail(self, through, tail, sizes: np.ndarray, airtime_ns) -> np.ndarray:
+        """Return when each message is through the radio (int64 ns): ``through``, its time by the
+        cell's schedule from its first packet's arrival, but not before its last packet
+        (p bytes of S, :meth:`~edgesim.network.topology.BackhaulConfig.packet`) has crossed the
+        radio, p / S of ``airtime_ns``, after its last byte arrived at ``tail``."""
+        packet = self.net.topology.backhaul.packet(sizes)
+        last = sizes - (np.maximum(1, -(-sizes // np.maximum(packet, 1))) - 1) * packet
+        last_air = np.rint(airtime_ns * (last / np.maximum(sizes, 1))).astype(np.int64)
+        return np.maximum(through, tail + last_air)
+
+    def _first_packet_ns(self, begin, through, sizes: np.ndarray, attempts) -> np.ndarray:
+        """Return when each message's first packet has left the radio (int64 ns): its last
+        transmission took (through - begin) / attempts, and its first packet P / S of that
+        (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest."""
+        packet = self.net.topology.backhaul.packet(sizes)
+        rest = (sizes - packet) / np.maximum(sizes, 1)
+        return through - np.rint((through - begin) // attempts * rest).astype(np.int64)
+
+    def _transport_ns(
+        self, dev: np.ndarray, sizes: np.ndarray, transfers, start_ns, direction: str
+    ) -> np.ndarray | int:
         """Return TCP's handshake and slow-start time of each message (int64 ns), or 0 when the
-        transport is ideal (:mod:`edgesim.network.transport`)."""
+        transport is ideal (:mod:`edgesim.network.transport`).
+
+        Slow start is timed at the share of its cell's channel each message
+        gets (:func:`~edgesim.network.transport.tcp_shares`: processor sharing
+        of the exchange's messages in ``direction`` on each cell, from
+        ``start_ns``, when each would start), or alone on a channel that is
+        not shared.
+        """
         cfg = self.cfg
         if cfg.transport != "tcp":
             return 0
+        share = 1.0
+        if sizes.size > 1 and self.net.cells.shared(direction):
+            work = transfers.attempts * transfers.airtime_ns
+            share = tcp_shares(start_ns, work, self.net.topology.ap_of[dev])
         return tcp_extra_ns(
-            sizes, transfers.airtime_ns, self.net.rtt_ns, cfg.tcp_initial_window, cfg.tcp_mss_bytes
+            sizes,
+            transfers.airtime_ns,
+            self.net.rtt_ns,
+            cfg.tcp_initial_window,
+            cfg.tcp_mss_bytes,
+            share,
         )
 
     def _resolve_ns(self, dev: np.ndarray, sizes: np.ndarray, send_at, up, rng) -> np.ndarray:
         """Return when each reply reaches the server, or its sender gives up (ns from the start).
 
         A reply sent at ``send_at`` crosses the cell's uplink channel, then,
-        if delivered, the wired path (shared hops).
+        if delivered, the wired path (shared hops), which its first packet
+        enters as soon as it has left the radio (pipelined).
         """
-        send_at = send_at + self._transport_ns(sizes, up)
-        through = self.net.cells.through_ns("up", dev, sizes, send_at, up, rng, self.deadline_ns)
-        return self._wired_up(dev, sizes, through + up.after_ns, up)
+        begin = send_at + self._transport_ns(dev, sizes, up, send_at, "up")
+        through = self.net.cells.through_ns("up", dev, sizes, begin, up, rng, self.deadline_ns)
+        first = self._first_packet_ns(begin, through, sizes, up.attempts)
+        return self._wired_up(dev, sizes, through + up.after_ns, up, first + up.after_ns)
 
-    def _wired_up(self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up) -> np.ndarray:
-        """Return when each reply reaches the server: the delivered ones cross the wired path
-        from ``at_ap``; the others' senders give up at ``at_ap`` (ns from the start)."""
+    def _wired_up(
+        self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up, head_ns: np.ndarray
+    ) -> np.ndarray:
+        """Return when each reply reaches the server: the delivered ones cross the wired path,
+        their first packets from ``head_ns``, their last bytes from ``at_ap``
+        (:meth:`~edgesim.network.topology.Topology.pipeline_ns`); the others' senders give up
+        at ``at_ap`` (ns from the start)."""
         out = at_ap.copy()
         ok = np.flatnonzero(up.delivered)
         if ok.size:
             aps = self.net.topology.ap_of[dev[ok]]
-            out[ok] = self.net.topology.wired_ns(aps, sizes[ok], out[ok], "up")
+            out[ok] = self.net.topology.pipeline_ns(aps, sizes[ok], head_ns[ok], out[ok], "up")[1]
         return out
 
     def _end_of(self, plan: Plan) -> int:

@@ -448,7 +448,9 @@ def _shannon_link(cfg, direction: str, distance_m, rng) -> Link:
 
 
 LINKS: dict[str, LinkFactory] = {"fixed": _fixed_link, "shannon": _shannon_link}
-"""Link models by ``network.radio.model`` name (see :data:`LinkFactory`)."""
+"""Link models by ``network.radio.model`` name (see :data:`LinkFactory`); ``"lte"`` (the
+TS 36.213 tables) registers itself when :mod:`edgesim.network.lte`, which extends
+:class:`ShannonLink`, is imported."""
 
 
 def register_link(

@@ -16,6 +16,7 @@ import numpy as np
 from edgesim.network.compute import ComputeModel
 from edgesim.network.exchange_plan import Plan
 from edgesim.network.links import FixedLink, NoLoss, ShannonLink
+from edgesim.network.lte import LteLink
 
 
 class SteadyPlans:
@@ -110,4 +111,4 @@ def deterministic_compute(compute) -> bool:
 
 def deterministic_lossless(link) -> bool:
     """Whether ``link`` is a built-in link without losses: its sends draw nothing, and repeat."""
-    return type(link) in (FixedLink, ShannonLink) and isinstance(link.loss, NoLoss)
+    return type(link) in (FixedLink, ShannonLink, LteLink) and isinstance(link.loss, NoLoss)

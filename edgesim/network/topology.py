@@ -8,10 +8,13 @@ to the server by one hop that every cell's traffic crosses. Each edge is a
 numbered wired hop (``edge`` attribute: its index in ``edge_bps`` and
 ``edge_latency_ns``). A message between a device and the server crosses the
 device's radio hop (:mod:`edgesim.network.links`, :mod:`edgesim.network.cells`)
-and then the wired path of its access point, store and forward; on each hop
-the messages of one exchange share the hop's rate (``backhaul.sharing``:
-processor sharing by default, or FIFO, or ``dedicated``: unshared, unlimited
-capacity), so the uploads of many cells queue where their paths meet.
+and then the wired path of its access point, in packets of
+``backhaul.packet_bytes`` (a hop forwards a message's first packet after one
+packet's serialisation, so the hops pipeline it: :meth:`Topology.pipeline_ns`;
+``'message'``: store and forward); on each hop the messages of one exchange
+share the hop's rate (``backhaul.sharing``: processor sharing by default, or
+FIFO, or ``dedicated``: unshared, unlimited capacity), so the uploads of many
+cells queue where their paths meet.
 
 Devices are not graph nodes (a million of them would cost gigabytes); they
 are arrays: ``ap_of[k]`` (the access point device k attaches to),
@@ -70,6 +73,26 @@ class BackhaulConfig:
         choices=("none",),
         gt=0.0,
     )
+    packet_bytes: int | str = option(
+        1500,
+        "the packets a message crosses the wired hops in (a 1500-byte MTU: a 1448-byte TCP"
+        " segment and its headers): a hop forwards a message's first packet after one packet's"
+        " serialisation, so the hops (and the radio) pipeline it; 'message': store and forward"
+        " whole messages",
+        unit="B",
+        kinds=(int, str),
+        choices=("message",),
+        ge=1,
+    )
+
+    def packet(self, size_bytes: np.ndarray) -> np.ndarray:
+        """Return the packet each message crosses the wired hops in (int64 bytes, shape of
+        ``size_bytes``): ``packet_bytes``, or the whole message when it is smaller or
+        ``packet_bytes = 'message'``."""
+        size = np.asarray(size_bytes, dtype=np.int64)
+        if self.packet_bytes == "message":
+            return size
+        return np.minimum(size, int(self.packet_bytes))
 
     def discipline(self) -> str:
         """Return the :mod:`edgesim.network.medium` discipline of a hop: 'ps', 'fifo' or 'dedicated'."""
@@ -266,26 +289,65 @@ class Topology:
     ) -> np.ndarray:
         """Return when each message is through its wired path (int64 ns, shape (m,)).
 
-        Message i leaves at ``start_ns[i]`` from access point ``aps[i]``
-        (``direction = 'up'``) or from the server towards it (``'down'``),
-        and crosses the path's hops in order, store and forward: on each hop
-        it waits for its share of the hop's rate with the other messages of
-        the call on that hop (``sharing``; see :mod:`edgesim.network.medium`),
-        then the hop's latency. Zero hops: it is through at once.
+        Message i is all at the path's start at ``start_ns[i]``, at access
+        point ``aps[i]`` (``direction = 'up'``) or at the server towards it
+        (``'down'``): :meth:`pipeline_ns`'s last byte. Zero hops: it is
+        through at once.
+        """
+        return self.pipeline_ns(aps, size_bytes, start_ns, start_ns, direction)[1]
+
+    def pipeline_ns(
+        self,
+        aps: np.ndarray,
+        size_bytes: np.ndarray | int,
+        head_ns: np.ndarray,
+        tail_ns: np.ndarray,
+        direction: str,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return when each message's first packet and its last byte are through its wired
+        path (two int64 ns arrays, shape (m,)).
+
+        Message i's first packet reaches the path at ``head_ns[i]`` and its
+        last byte at ``tail_ns[i]`` (equal for a message all there at once),
+        from access point ``aps[i]`` (``'up'``) or the server (``'down'``).
+        It crosses the hops in order, in packets of P bytes
+        (:meth:`BackhaulConfig.packet`; the last one p = S - (ceil(S / P) - 1) P):
+        on hop h of rate r_h its S bytes share the hop from its head's arrival
+        with the call's other messages there (``sharing``,
+        :mod:`edgesim.network.medium`), through at f_h, but not before its last
+        byte arrived and crossed: tail_h = max(f_h, tail_(h-1) + 8 p / r_h);
+        its first packet is through after P / S of its time on the hop (one
+        packet's serialisation at its share; under FIFO after its wait), and
+        both then wait the hop's latency. Alone, over hops of rates r_1..r_H,
+        this is the packet-level closed form: the largest over the hops b of
+        sum_(h<b) 8 P / r_h + 8 S / r_b + sum_(h>b) 8 p / r_h (at most
+        8 S / min r + sum over the other hops of 8 P / r_h), plus the
+        latencies. ``packet_bytes = 'message'``: store and forward (P = S).
+        Zero hops: (head, tail) as given.
         """
         aps = np.asarray(aps, dtype=np.int64).reshape(-1)
-        t = np.broadcast_to(np.asarray(start_ns, dtype=np.int64), aps.shape).copy()
+        head = np.broadcast_to(np.asarray(head_ns, dtype=np.int64), aps.shape).copy()
+        tail = np.broadcast_to(np.asarray(tail_ns, dtype=np.int64), aps.shape).copy()
         if self.path_edges.shape[1] == 0 or aps.size == 0:
-            return t
+            return head, tail
         sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.int64), aps.shape)
-        bits_ns = sizes.astype(np.float64) * (8.0 * NS_PER_S)
+        packet = self.backhaul.packet(sizes)
+        last = sizes - (np.maximum(1, -(-sizes // packet)) - 1) * packet
+        ns_per_bit = 8.0 * NS_PER_S
         hops = range(self.path_edges.shape[1])
+        discipline = self.backhaul.discipline()
         for h in hops if direction == "up" else reversed(hops):
             edge = self.path_edges[aps, h] if self.M > 1 else self.path_edges[0, h]
-            work = np.rint(bits_ns / self.edge_bps[edge]).astype(np.int64)
+            rate = self.edge_bps[edge]
+            work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
+            first = np.rint(packet * ns_per_bit / rate).astype(np.int64)
             group = np.broadcast_to(edge, aps.shape)
-            t = finish_ns(t, work, group, self.backhaul.discipline()) + self.edge_latency_ns[edge]
-        return t
+            done = finish_ns(head, work, group, discipline)
+            through = np.maximum(done, tail + np.rint(last * ns_per_bit / rate).astype(np.int64))
+            head = np.minimum(_first_packet_ns(head, done, work, first, discipline), through)
+            latency = self.edge_latency_ns[edge]
+            head, tail = head + latency, through + latency
+        return head, tail
 
     def graph_with_devices(self) -> nx.Graph:
         """Return a copy of the graph with one node per device joined to its access point.
@@ -298,3 +360,17 @@ class Topology:
             ap = self.ap_name(int(self.ap_of[k]))
             g.add_edge(f"dev{k}", ap, kind="radio", distance_m=self.distance_m[k])
         return g
+
+
+def _first_packet_ns(
+    arrive: np.ndarray, done: np.ndarray, work: np.ndarray, first: np.ndarray, discipline: str
+) -> np.ndarray:
+    """Return when each message's first packet is through a hop (int64 ns): one packet's
+    serialisation ``first`` after it is served: ``dedicated``, at once; ``fifo``, once its
+    wait is over (done - work); processor sharing, at its share, first / work of its time
+    there (done - arrive)."""
+    if discipline == "dedicated":
+        return arrive + first
+    if discipline == "fifo":
+        return done - work + first
+    return arrive + np.rint((done - arrive) * (first / np.maximum(work, 1))).astype(np.int64)

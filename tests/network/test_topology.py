@@ -88,11 +88,15 @@ def test_n_messages_arriving_together_at_a_hop_finish_n_s_8_over_c_later(directi
 
 
 def test_fifo_hop_serves_one_at_a_time_and_dedicated_none():
-    N, one = 5, round(S * 8 / 1e9 * 1e9)
+    N, one, packet = 5, round(S * 8 / 1e9 * 1e9), round(1500 * 8 / 1e9 * 1e9)
     fifo = _backhaul(N, sharing="fifo")
     assert fifo.wired_ns(fifo.ap_of, S, 0, "up").tolist() == [one * (i + 1) for i in range(N)]
+    # two unshared hops pipeline: the second sends each packet as it comes (one packet later)
     free = _backhaul(N, sharing="dedicated", hops=2, latency_s=0.001)
-    assert free.wired_ns(free.ap_of, S, 0, "up").tolist() == [2 * (one + 1_000_000)] * N
+    assert free.wired_ns(free.ap_of, S, 0, "up").tolist() == [one + packet + 2_000_000] * N
+    # store and forward: each hop the whole message
+    whole = _backhaul(N, sharing="dedicated", hops=2, latency_s=0.001, packet_bytes="message")
+    assert whole.wired_ns(whole.ap_of, S, 0, "up").tolist() == [2 * (one + 1_000_000)] * N
 
 
 def test_cells_queue_where_their_paths_meet():
@@ -101,8 +105,16 @@ def test_cells_queue_where_their_paths_meet():
     assert t.path_edges.tolist() == [[0, 4], [1, 4], [2, 4], [3, 4]]
     assert t.graph.number_of_edges() == 5
     own, shared = 10 * round(S * 8 / 1e9 * 1e9), 40 * round(S * 8 / 2e9 * 1e9)
-    assert t.wired_ns(t.ap_of, S, 0, "up").tolist() == [own + shared] * 40
-    assert t.wired_ns(t.ap_of, S, 0, "down").tolist() == [shared + own] * 40
+    # pipelined, the 2 Gbit/s hop is the bottleneck both ways (4 cells would feed it at 4
+    # Gbit/s, and it feeds each cell's hop at 0.5): up, each message reaches it with its
+    # first packet, which crossed the own hop at a tenth of 1 Gbit/s (fluid); down, each
+    # is through its own hop one last packet (564 of its 80 064 bytes) after the shared one
+    first_own, last_own = 10 * 12_000, 564 * 8
+    assert t.wired_ns(t.ap_of, S, 0, "up").tolist() == [first_own + shared] * 40
+    assert t.wired_ns(t.ap_of, S, 0, "down").tolist() == [shared + last_own] * 40
+    whole = _backhaul(40, cells=4, aggregation_bps=2e9, packet_bytes="message")
+    assert whole.wired_ns(whole.ap_of, S, 0, "up").tolist() == [own + shared] * 40
+    assert whole.wired_ns(whole.ap_of, S, 0, "down").tolist() == [shared + own] * 40
     alone = _backhaul(40, cells=4)
     assert alone.wired_ns(alone.ap_of, S, 0, "up").tolist() == [own] * 40
 

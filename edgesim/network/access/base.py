@@ -117,7 +117,7 @@ class AccessScheme:
 
         Default: the channel's ``bandwidth_bps``.
         """
-        return float(radio.bandwidth_bps)
+        return radio.channel_rate_bps()
 
     # ------------------------------------------------------------------ closed forms (a run)
     def through_ns(
