@@ -34,6 +34,7 @@ FIGURES = [
     "privacy_audit",
     "energy_mobility",
     "wifi_validation",
+    "lte_validation",
 ]
 
 

@@ -163,3 +163,29 @@ def test_network_ffl_child_splits_its_time(bench, child_env):
     assert 0 < r["build_s"] < r["wall_s"]
     assert r["calls"]["run_mechanism"][1] < r["wall_s"] - r["build_s"]
     assert set(FFL_NETWORKS) >= {"one cell, per-device", "cells of 100"}
+
+
+def test_bench_lte_quick_prints_ratios_over_the_same_messages(bench, child_env):
+    import re
+    import subprocess
+
+    from bench_lte import NETWORKS, lte_scenario
+
+    from edgesim import scenario
+
+    models = {n: scenario.from_dict(lte_scenario("ffl", 20, "events", n)) for n in NETWORKS}
+    assert {n: sc.network.radio.model for n, sc in models.items()} == {
+        "default": "fixed",
+        "lte": "lte",
+    }
+    cmd = [sys.executable, str(BENCHMARKS / "bench_lte.py"), "--quick", "--repeats", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    ratios = re.findall(r"ratio lte / default per message: (\d+\.\d+)x", out)
+    assert len(ratios) == 3 and all(float(r) > 0 for r in ratios)
+    counts = re.findall(r"messages: default ([\d,]+), lte ([\d,]+) \(equal: True\)", out)
+    assert len(counts) == 3 and all(d == lte for d, lte in counts)
+    # FedAvg's 200 rounds: a download and a reply per device per round (K = 1000, then 20)
+    assert [d for d, _ in counts[:2]] == [f"{2 * 200 * 1000:,}", f"{2 * 200 * 20:,}"]
+    assert len(re.findall(r"^(PASS|FAIL): ", out, re.M)) == 6
