@@ -30,6 +30,7 @@ from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widt
 from edgesim.network.links import LINKS, rto_ns_of
 from edgesim.network.loss import LOSSES, ge_mean_loss
 from edgesim.network.lte import peak_rate_bps  # importing it registers the 'lte' link
+from edgesim.network.lte.tables import MAX_PRB
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,19 @@ class RadioConfig:
             )
         elif scheme is None:
             err("access", f"{name!r} is {ACCESS_SCHEMES[name]!r}, not a subclass of AccessScheme")
+        if self.model == "lte" and self.numerology != "lte":
+            err(
+                "numerology",
+                f"model = 'lte' needs the LTE resource grid (numerology = 'lte'), got"
+                f" {self.numerology!r}; NR's MCS and TBS tables are not modelled",
+            )
+        elif self.model == "lte" and isinstance(self.resource_blocks, int):
+            if self.resource_blocks > MAX_PRB:
+                err(
+                    "resource_blocks",
+                    f"model = 'lte': TS 36.213's TBS table covers 1..{MAX_PRB} blocks, got"
+                    f" {self.resource_blocks}",
+                )
         if self.loss == "snr" and self.model != "shannon":
             err("loss", f"'snr' needs model = 'shannon' (it uses the SNR), got {self.model!r}")
 

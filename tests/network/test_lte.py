@@ -140,6 +140,12 @@ def test_lte_link_needs_the_lte_grid():
     cfg = RadioConfig(model="lte", numerology="nr-30", channel_mhz=100.0)
     with pytest.raises(ValueError, match="numerology"):
         build_link(cfg, "up", np.array([50.0]), np.random.default_rng(0))
+    # ... and a scenario says so when it loads, naming the key (exit 2 from the CLI)
+    errs = cfg.cross_check()
+    assert [e.key for e in errs] == ["network.radio.numerology"]
+    too_many = RadioConfig(model="lte", resource_blocks=111).cross_check()
+    assert [e.key for e in too_many] == ["network.radio.resource_blocks"]
+    assert RadioConfig(model="lte", resource_blocks=110).cross_check() == []
 
 
 # ------------------------------------------------------------------ runs and scenario checks
