@@ -346,14 +346,12 @@ def draw(rows: list[dict]) -> plt.Figure:
     ]  # fmt: skip
     axes[0][0].legend(handles=handles, fontsize=7, loc="lower left")
     held = summary(r for r in rows if not r["calibration"])
-    fig.suptitle(
+    return common.titled(
+        fig,
         f"edgesim's LTE cell (model 'lte', round robin) against ns-3 3.44's LTE (TCP, RLC UM"
         f" 1 MiB), {len(rows)} configurations; held out: median |ratio - 1|"
         f" {held['median']:.1%}; bands: within 10 % and 20 %",
-        fontsize=10,
     )
-    fig.tight_layout()
-    return fig
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:

@@ -240,14 +240,12 @@ def draw(rows: list[dict]) -> plt.Figure:
         )
     )  # fmt: skip
     axes[1].legend(handles=handles, fontsize=7, loc="lower left")
-    fig.suptitle(
+    return common.titled(
+        fig,
         f"edgesim's Wi-Fi cell against ns-3 3.44 (TCP, default EDCA and A-MPDU), {len(rows)}"
         f" configurations: median |ratio - 1| {_median_dev(rows):.1%}; bands: within 10 % and"
         " 20 %",
-        fontsize=10,
     )
-    fig.tight_layout()
-    return fig
 
 
 def _median_dev(rows: list[dict]) -> float:

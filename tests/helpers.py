@@ -85,6 +85,23 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
     return out, counters, des, p, L_g
 
 
+def fedavg_round(N: int, network: dict) -> dict:
+    """Return the JSON of one FedAvg round of N devices (synthetic ridge, no energy model,
+    no local baseline) over ``network`` (the ``[network]`` table)."""
+    from edgesim.scenario import from_dict
+    from edgesim.simulate import run
+
+    raw = {
+        "agents": {"count": N},
+        "data": {"source": "synthetic", "samples": 10 * N, "features": 5},
+        "model": {"kind": "ridge", "l2": 1.0},
+        "mechanism": {"kind": "fedavg", "phase1_rounds": 1, "exact_vcg": False},
+        "network": {"energy": {"model": "none"}, **network},
+        "output": {"local_baseline": False},
+    }
+    return run(from_dict(raw))
+
+
 def idx_bytes(a: np.ndarray) -> bytes:
     """``a`` (uint8 or int32) as an IDX file, LeCun's MNIST format."""
     code = {np.uint8: 0x08, np.int32: 0x0C}[a.dtype.type]

@@ -241,18 +241,35 @@ def main_lte(argv):
             flush=True,
         )
 
-    wall = time.time() - t0
-    meta_path = a.out + ".meta.json"
-    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {"invocations": []}
-    meta["ns3_version"] = ns3_lte.ns3_version()
-    meta["script"] = sid
-    meta["invocations"].append(
+    return record_invocation(
+        a.out,
+        ns3_lte.ns3_version(),
+        sid,
         {
             "grid": a.grid,
             "grid_spec": LTE_GRIDS[a.grid],
             "far_m": a.far_m,
             "runs": a.runs,
             "shard": a.shard,
+        },
+        ran,
+        skipped,
+        time.time() - t0,
+    )
+
+
+def record_invocation(
+    out: str, version: str, script: str, invocation: dict, ran: int, skipped: list, wall: float
+) -> int:
+    """Append one invocation (its settings, runs done, configurations skipped for the budget,
+    wall seconds, date and host) to ``out``'s ``.meta.json``, say so; returns the exit code 0."""
+    meta_path = out + ".meta.json"
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {"invocations": []}
+    meta["ns3_version"] = version
+    meta["script"] = script
+    meta["invocations"].append(
+        {
+            **invocation,
             "runs_done": ran,
             "skipped_for_budget": skipped,
             "wall_s": round(wall, 1),
@@ -262,7 +279,11 @@ def main_lte(argv):
     )
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
-    print(f"done: {ran} runs in {wall / 60:.1f} min; {len(skipped)} skipped for the budget")
+    print(
+        f"done: {ran} runs in {wall / 60:.1f} min;"
+        f" {len(skipped)} configurations skipped for the budget",
+        flush=True,
+    )
     return 0
 
 
@@ -342,34 +363,22 @@ def main(argv=None):
             flush=True,
         )
 
-    wall = time.time() - t0
-    meta_path = a.out + ".meta.json"
-    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {"invocations": []}
-    meta["ns3_version"] = ns3_wifi.ns3_version()
-    meta["script"] = sid
-    meta["invocations"].append(
+    return record_invocation(
+        a.out,
+        ns3_wifi.ns3_version(),
+        sid,
         {
             "grid": a.grid,
-            "grid_spec": {k: v for k, v in g.items()},
+            "grid_spec": dict(g),
             "runs": a.runs,
             "arp": a.arp,
             "shard": a.shard,
             "small_runs": a.small_runs,
-            "runs_done": ran,
-            "skipped_for_budget": skipped,
-            "wall_s": round(wall, 1),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "host": f"{platform.platform()}, {os.cpu_count() or 0} CPUs",
-        }
+        },
+        ran,
+        skipped,
+        time.time() - t0,
     )
-    with open(meta_path, "w") as f:
-        json.dump(meta, f, indent=1)
-    print(
-        f"done: {ran} runs in {wall / 60:.1f} min;"
-        f" {len(skipped)} configurations skipped for the budget",
-        flush=True,
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pytest
 from edgesim.network.topology import BackhaulConfig, Topology, TopologyConfig
 from edgesim.scenario import from_dict
 from edgesim.simulate import run
+from tests.helpers import fedavg_round
 
 P = 1500  # bytes: the default packet
 
@@ -102,23 +103,17 @@ def test_messages_sharing_the_hops_pipeline_within_a_packet_each_of_the_packet_l
 
 def _round(N: int, fidelity: str, packet_bytes, transport: str = "ideal", compute=0.0) -> dict:
     """One FedAvg round: N devices in one 20 Mbit/s cell (round robin), a 1 Gbit/s hop, 800 kB."""
-    raw = {
-        "agents": {"count": N},
-        "data": {"source": "synthetic", "samples": 10 * N, "features": 5},
-        "model": {"kind": "ridge", "l2": 1.0},
-        "mechanism": {"kind": "fedavg", "phase1_rounds": 1, "exact_vcg": False},
-        "network": {
+    return fedavg_round(
+        N,
+        {
             "fidelity": fidelity,
             "transport": transport,
             "model_bytes": 800_000,
             "radio": {"latency_s": 0.005, "bandwidth_bps": 2e7},
             "backhaul": {"hops": 1, "packet_bytes": packet_bytes},
             "compute": {"seconds": compute},
-            "energy": {"model": "none"},
         },
-        "output": {"local_baseline": False},
-    }
-    return run(from_dict(raw))
+    )
 
 
 @pytest.mark.parametrize("fidelity", ["events", "batched"])

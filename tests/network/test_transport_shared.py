@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from edgesim.network.transport import tcp_extra_ns, tcp_shares
-from edgesim.scenario import from_dict
-from edgesim.simulate import run
+from tests.helpers import fedavg_round
 
 MS = 1_000_000
 MSS = 1448
@@ -115,23 +114,15 @@ def test_shares_follow_the_medium_schedule():
 
 def _round_s(N: int, fidelity: str, transport: str) -> float:
     """One FedAvg round of 80 kB models: N devices in one 75 Mbit/s cell, 5 ms each way."""
-    raw = {
-        "agents": {"count": N},
-        "data": {"source": "synthetic", "samples": 10 * N, "features": 5},
-        "model": {"kind": "ridge", "l2": 1.0},
-        "mechanism": {"kind": "fedavg", "phase1_rounds": 1, "exact_vcg": False},
-        "network": {
-            "fidelity": fidelity,
-            "transport": transport,
-            "model_bytes": 80_000,
-            "radio": {"latency_s": 0.005, "bandwidth_bps": 7.5e7},
-            "backhaul": {"hops": 0},
-            "compute": {"seconds": 0.0},
-            "energy": {"model": "none"},
-        },
-        "output": {"local_baseline": False},
+    network = {
+        "fidelity": fidelity,
+        "transport": transport,
+        "model_bytes": 80_000,
+        "radio": {"latency_s": 0.005, "bandwidth_bps": 7.5e7},
+        "backhaul": {"hops": 0},
+        "compute": {"seconds": 0.0},
     }
-    return run(from_dict(raw))["sim_time_s"]["total"]
+    return fedavg_round(N, network)["sim_time_s"]["total"]
 
 
 @pytest.mark.parametrize("fidelity", ["events", "batched"])
