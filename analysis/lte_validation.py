@@ -10,9 +10,8 @@ runs without ns-3.
 edgesim's side, per (resource blocks R, distance d, N devices, S bytes): one
 FedAvg round through the scenario path (:func:`scenario`, ``edgesim.run``):
 
-- the link model ``"lte"`` (TS 36.213's tables, HARQ, 4 ms down and 11 ms up of
-  radio, ns-3's one-way delays less the wired millisecond they include: the
-  defaults of ``[network.radio.lte]``), ``channel_mhz`` = R / 5 (50 blocks:
+- the link model ``"lte"`` (TS 36.213's tables, HARQ, 5 ms down and 12 ms up:
+  the defaults of ``[network.radio.lte]``), ``channel_mhz`` = R / 5 (50 blocks:
   10 MHz, 100: 20 MHz), ``downlink_last_rbg = "unused"`` (as ns-3's schedulers:
   48 of 50 blocks), ``access = "round-robin"``;
 - the N devices on a circle of radius d around the access point

@@ -79,18 +79,16 @@ class LteOptions:
         ge=0.0,
     )
     downlink_latency_s: float = option(
-        0.004,
-        "one-way latency of the radio downlink (eNB to device: scheduling, processing, 1 ms"
-        " TTI); replaces latency_s. ns-3's LTE takes 5 ms from a remote host 1 ms behind"
-        " the gateway, and edgesim's wired hops add their own latency",
+        0.005,
+        "one-way latency of the downlink (eNB to device: scheduling, processing, 1 ms TTI);"
+        " replaces latency_s",
         unit="s",
         ge=0.0,
     )
     uplink_latency_s: float = option(
-        0.011,
-        "one-way latency of the radio uplink (scheduling request or buffer status report,"
-        " grant, transmission 4 ms after the grant); replaces latency_s. With the 4 ms"
-        " downlink and two 1 ms wired hops, a TCP round trip is ns-3's 17 ms",
+        0.012,
+        "one-way latency of the uplink (scheduling request or buffer status report, grant,"
+        " transmission 4 ms after the grant); replaces latency_s",
         unit="s",
         ge=0.0,
     )
