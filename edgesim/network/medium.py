@@ -24,6 +24,12 @@ one sender gets when nobody else sends (integer ns). Disciplines:
   progress at 1/n of their lone rate (the fluid limit of round robin over a
   cell's resource blocks, slot by slot, and of TCP-fair flows on a wired
   hop). N messages of equal work w arriving together all finish at N w.
+  With an ``efficiency``, a medium with n messages in service delivers
+  ``efficiency(n)`` of its lone rate (a scheduler that leaves part of the
+  channel idle: ns-3's LTE round robin,
+  :class:`~edgesim.network.access.round_robin.RbgFloorEfficiency`), so each
+  progresses at efficiency(n) / n and N equal messages arriving together all
+  finish at N w / efficiency(N).
 
 Groups: one call computes many media at once (one per cell, or per wired
 hop); ``group[i]`` names the medium message i crosses, and messages of
@@ -32,8 +38,10 @@ different groups never interact.
 Cost: ``dedicated`` and ``fifo`` with one server are vectorised; ``ps`` is
 vectorised for every group whose messages arrive together, and otherwise
 walks the group's distinct (arrival, work) pairs with a heap, O(c log c) for
-c distinct pairs (equal messages arriving together are one pair); ``fifo``
-with R > 1 walks the group's messages with a heap of R servers.
+c distinct pairs (equal messages arriving together are one pair), one busy
+period at a time (with an ``efficiency``, the whole group: the medium no
+longer empties when a first-come server would); ``fifo`` with R > 1 walks the
+group's messages with a heap of R servers.
 """
 
 from __future__ import annotations
@@ -52,13 +60,17 @@ def finish_ns(
     group: np.ndarray | None = None,
     discipline: str = "ps",
     servers: int = 1,
+    efficiency=None,
 ) -> np.ndarray:
     """Return when each message is through its medium (int64 ns, same shape as ``arrive_ns``).
 
     ``arrive_ns``: when message i reaches the medium; ``work_ns``: its time
     alone there (>= 0); ``group``: which medium it crosses (default: all
     one); ``discipline``: ``"dedicated"``, ``"fifo"`` (``servers`` R >= 1)
-    or ``"ps"`` (see the module docstring).
+    or ``"ps"`` (see the module docstring). ``efficiency`` (``"ps"`` only):
+    None (every medium delivers its whole rate), or a function of the number
+    n >= 1 of messages in service (an int, or an int64 array elementwise)
+    returning the share (0, 1] of the lone rate the medium then delivers.
     """
     arrive = np.asarray(arrive_ns, dtype=np.int64).reshape(-1)
     work = np.asarray(work_ns, dtype=np.int64).reshape(-1)
@@ -68,6 +80,8 @@ def finish_ns(
         raise ValueError(f"unknown discipline {discipline!r}; allowed: {DISCIPLINES}")
     if servers < 1:
         raise ValueError(f"servers must be >= 1, got {servers}")
+    if efficiency is not None and discipline != "ps":
+        raise ValueError(f"an efficiency applies to discipline 'ps' only, not {discipline!r}")
     m = arrive.size
     if m == 0 or discipline == "dedicated":
         return arrive + work
@@ -78,7 +92,7 @@ def finish_ns(
         if servers == 1:
             return _fifo_one(arrive, work, g)
         return _fifo_many(arrive, work, g, servers)
-    return _processor_sharing(arrive, work, g)
+    return _processor_sharing(arrive, work, g, efficiency)
 
 
 def _segments(sorted_group: np.ndarray) -> np.ndarray:
@@ -125,8 +139,11 @@ def _fifo_many(arrive: np.ndarray, work: np.ndarray, group: np.ndarray, R: int) 
     return out
 
 
-def _processor_sharing(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Egalitarian processor sharing per group (see the module docstring)."""
+def _processor_sharing(
+    arrive: np.ndarray, work: np.ndarray, group: np.ndarray, efficiency=None
+) -> np.ndarray:
+    """Egalitarian processor sharing per group (see the module docstring), each medium with
+    n in service delivering ``efficiency(n)`` of its lone rate (None: all of it)."""
     order = np.lexsort((work, arrive, group))
     a, w, g = arrive[order], work[order], group[order]
     bounds = _segments(g)
@@ -135,21 +152,25 @@ def _processor_sharing(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) 
     done = np.empty_like(a)
     if together.any():
         sel = np.repeat(together, ends - starts)
-        done[sel] = _ps_together(a[sel], w[sel], g[sel])
+        done[sel] = _ps_together(a[sel], w[sel], g[sel], efficiency)
     for s, e in zip(starts[~together].tolist(), ends[~together].tolist(), strict=True):
-        done[s:e] = _ps_busy_periods(a[s:e], w[s:e])
+        if efficiency is None:
+            done[s:e] = _ps_busy_periods(a[s:e], w[s:e])
+        else:
+            done[s:e] = _ps_walk(a[s:e], w[s:e], efficiency)
     out = np.empty_like(arrive)
     out[order] = done
     return out
 
 
-def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray) -> np.ndarray:
+def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) -> np.ndarray:
     """Processor sharing of groups whose messages all arrive together, sorted by (group, work).
 
     With N messages and works w_(1) <= ... <= w_(N), the k-th is through at
     a + sum over j <= k of (w_(j) - w_(j-1)) (N - j + 1): while N - j + 1
     messages remain, each progresses at 1 / (N - j + 1). Integer arithmetic:
-    exact.
+    exact. With an ``efficiency``, each step takes (w_(j) - w_(j-1)) n / efficiency(n),
+    n = N - j + 1, summed in float64 and rounded to the ns.
     """
     bounds = _segments(g)
     starts, sizes = bounds[:-1], np.diff(bounds)
@@ -158,6 +179,11 @@ def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray) -> np.ndarray:
     remaining = np.repeat(sizes, sizes) - rank
     step = np.diff(w, prepend=0)
     step[starts] = w[starts]
+    if efficiency is not None:
+        span = step * (remaining / np.asarray(efficiency(remaining), dtype=np.float64))
+        c = np.cumsum(span)
+        before = np.repeat(c[starts] - span[starts], sizes)
+        return a + np.rint(c - before).astype(np.int64)
     c = np.cumsum(step * remaining)
     before = np.repeat(c[starts] - step[starts] * remaining[starts], sizes)
     return a + c - before
@@ -182,13 +208,14 @@ def _ps_busy_periods(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     return done
 
 
-def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _ps_walk(a: np.ndarray, w: np.ndarray, efficiency=None) -> np.ndarray:
     """Processor sharing of one group, sorted by (arrival, work): an event walk over its
     distinct (arrival, work) pairs.
 
     Every message in service has received the same service S (ns of its lone
     work); a message arriving when S = S0 leaves when S reaches S0 + w, so
-    departures follow these tags. S grows at 1/n per ns with n in service.
+    departures follow these tags. S grows at 1/n per ns with n in service
+    (efficiency(n) / n with an ``efficiency``; the walk also crosses idle gaps).
     """
     new = np.r_[True, (a[1:] != a[:-1]) | (w[1:] != w[:-1])]  # sorted: a pair starts here
     starts = np.flatnonzero(new)
@@ -199,10 +226,12 @@ def _ps_walk(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     tags: list[tuple[float, int]] = []
     t, served, n, i = float(arrivals[0]), 0.0, 0, 0
     while i < len(arrivals) or tags:
-        leave = t + (tags[0][0] - served) * n if tags else float("inf")
+        # ns per unit of service: n, or n / efficiency(n) (n = 0: nothing in service)
+        slowness = n if efficiency is None or not n else n / float(efficiency(n))
+        leave = t + (tags[0][0] - served) * slowness if tags else float("inf")
         if i < len(arrivals) and arrivals[i] <= leave:
             if n:
-                served += (arrivals[i] - t) / n
+                served += (arrivals[i] - t) / slowness
             t = float(arrivals[i])
             heapq.heappush(tags, (served + works[i], i))
             n += counts[i]

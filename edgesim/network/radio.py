@@ -30,6 +30,7 @@ from edgesim.network.channel import NUMEROLOGIES, block_hz, channel_blocks, widt
 from edgesim.network.links import LINKS, rto_ns_of
 from edgesim.network.loss import LOSSES, ge_mean_loss
 from edgesim.network.lte import peak_rate_bps  # importing it registers the 'lte' link
+from edgesim.network.lte.options import rbg_split_errors
 from edgesim.network.lte.tables import MAX_PRB
 
 
@@ -296,6 +297,7 @@ class RadioConfig:
                     f"model = 'lte': TS 36.213's TBS table covers 1..{MAX_PRB} blocks, got"
                     f" {self.resource_blocks}",
                 )
+        errs += rbg_split_errors(self, prefix)  # LTE's downlink_rbg_split needs round robin
         if self.loss == "snr" and self.model != "shannon":
             err("loss", f"'snr' needs model = 'shannon' (it uses the SNR), got {self.model!r}")
 

@@ -6,7 +6,10 @@ Defaults follow ns-3's LTE module and the measurements of issue 30 (one eNB,
 target, up to 3 HARQ retransmissions 8 ms apart, 5 ms one way on the downlink
 and 12 ms on the uplink, and 2.1% of the transport blocks spent on headers
 (73.8 Mbit/s of payload at MCS 28 and 100 blocks against 75.376 Mbit/s of
-transport blocks).
+transport blocks). One default is not ns-3's: ``downlink_rbg_split = "whole"``
+uses every resource block group of a round-robin downlink; ``"floor"`` is ns-3's
+``RrFfMacScheduler`` (:func:`rbg_split_errors` says where it applies,
+:class:`edgesim.network.access.round_robin.RbgFloorEfficiency` what it costs).
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgesim.config import option
-from edgesim.network.lte.tables import CQI_MAPPINGS, MAX_MCS, MCS_TABLES
+from edgesim.errors import ScenarioError
+from edgesim.network.lte.tables import CQI_MAPPINGS, MAX_MCS, MCS_TABLES, rbg_size
+
+#: ``downlink_rbg_split``: every group in use, or ns-3's round robin (floor(G / n) groups each).
+RBG_SPLITS = ("whole", "floor")
+#: The access schemes that read ``downlink_rbg_split`` (round robin's processor sharing).
+RBG_SPLIT_ACCESS = ("round-robin", "shared")
 
 #: 1 - 73.8 / 75.376: the share of the transport blocks that PDCP/RLC/MAC and IP/UDP headers
 #: take in ns-3 at MCS 28 and 100 resource blocks (issue 30), rounded.
@@ -100,6 +109,16 @@ class LteOptions:
         " do: 48 of 50 blocks)",
         choices=("used", "unused"),
     )
+    downlink_rbg_split: str = option(
+        "whole",
+        "how a round-robin downlink splits its G resource block groups among the n devices it"
+        " serves in a TTI: 'whole' (every group used: a scheduler that hands out the leftover"
+        " groups; processor sharing of the whole band) or 'floor' (ns-3's RrFfMacScheduler:"
+        " floor(G / n) groups each and the rest idle for n < G, so the cell delivers"
+        " n floor(G / n) / G of its rate; all G, one group per device in turn, for n >= G);"
+        " needs access = 'round-robin' or 'shared' and a shared downlink",
+        choices=RBG_SPLITS,
+    )
     header_overhead: float = option(
         HEADER_OVERHEAD,
         "share of each transport block taken by PDCP/RLC/MAC and IP headers (1 - 73.8 / 75.376"
@@ -107,3 +126,34 @@ class LteOptions:
         ge=0.0,
         lt=1.0,
     )
+
+
+def downlink_groups(blocks: int, last_rbg: str) -> int:
+    """Return the downlink's resource block groups G of a ``blocks``-block cell (a count).
+
+    Groups of :func:`~edgesim.network.lte.tables.rbg_size` blocks (TS 36.213 Table
+    7.1.6.1-1); a last, partial group counts when ``last_rbg`` is ``'used'`` and not when
+    it is ``'unused'`` (ns-3: 25 groups at 100 blocks, 16 at 50).
+    """
+    size = rbg_size(blocks)
+    return blocks // size if last_rbg == "unused" else -(-blocks // size)
+
+
+def rbg_split_errors(radio, prefix: str = "network.radio") -> list[ScenarioError]:
+    """Return the errors of ``downlink_rbg_split = 'floor'`` on the ``[network.radio]`` table
+    ``radio`` (empty when it applies): it needs ``model = 'lte'`` and a downlink shared by
+    round robin (``access`` in :data:`RBG_SPLIT_ACCESS`, ``downlink_access = 'shared'``,
+    resource blocks not per device). The key named is ``prefix.lte.downlink_rbg_split``."""
+    if radio.model != "lte":
+        return []  # [network.radio.lte] is not read: the scenario's own checks refuse the table
+    opts = radio.link_options
+    if opts is None or getattr(opts, "downlink_rbg_split", "whole") == "whole":
+        return []
+    if radio.access not in RBG_SPLIT_ACCESS:
+        needs = f"access = 'round-robin' or 'shared', got access = {radio.access!r}"
+    elif radio.downlink_access != "shared" or radio.resource_blocks == "per-device":
+        needs = "a shared downlink (downlink_access = 'shared', resource_blocks not 'per-device')"
+    else:
+        return []
+    key = f"{prefix}.lte.downlink_rbg_split"
+    return [ScenarioError(key, f"'floor' splits a round-robin downlink's groups: it needs {needs}")]
