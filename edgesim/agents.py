@@ -30,14 +30,52 @@ from edgesim.config import (
     part_options,
     resolved_options,
 )
+from edgesim.device_view import Past
 from edgesim.registry import register
 
 
 class Strategy:
-    """Base class: truthful reporting. Subclasses override :meth:`gradients`."""
+    """Base class: truthful reporting.
+
+    A strategy answers a :class:`~edgesim.device_view.Request` (what the device
+    knows: phase, round, the model sent, the Phase II problem, the kind of
+    report, its own data and earlier reports) for a block of agents at once:
+
+    - :meth:`report` returns the rows they send (default: :meth:`gradients` for
+      a gradient report, :meth:`losses` for a loss or loss change, so a
+      strategy written against those keeps working);
+    - :meth:`withholds` may decline to answer: the server sees a missing reply,
+      exactly as if the network had lost it (read only when ``may_withhold``);
+    - :meth:`delay_s` may hold a reply back before sending it (events fidelity
+      only; read only when ``may_delay``).
+
+    Class flags: ``participates`` (False: the agent leaves the federation),
+    ``remembers`` (its requests carry its earlier reports in ``history``),
+    ``may_withhold``, ``may_delay``. A truthful agent costs nothing: no hook
+    is called for it.
+    """
 
     kind = "truthful"
     participates = True
+    remembers = False
+    may_withhold = False
+    may_delay = False
+
+    def report(self, request, rows: np.ndarray) -> np.ndarray:
+        """Return the reports sent for truthful ``rows`` ((m, p) gradients or (m,) losses) of
+        the agents of ``request`` (a :class:`~edgesim.device_view.Request`)."""
+        if request.ask == "gradient":
+            return self.gradients(rows, request.phase, request.rng)
+        return self.losses(rows, request.phase, request.rng)
+
+    def withholds(self, request) -> np.ndarray | None:
+        """Return which of the request's agents withhold their reply, bool (m,), or None (none)."""
+        return None
+
+    def delay_s(self, request) -> np.ndarray | None:
+        """Return how long each of the request's agents holds its reply back, seconds (m,),
+        or None (no delay). Read in events fidelity only."""
+        return None
 
     def gradients(self, rows: np.ndarray, phase: str, rng: np.random.Generator) -> np.ndarray:
         """Return the reported gradients for truthful ``rows`` (m, p) of this strategy's agents."""
@@ -203,13 +241,9 @@ class Population:
     def __init__(self, K: int, assigned: dict[int, Strategy] | None = None):
         self.K = K
         self.assigned = dict(assigned or {})
-        by_id: dict[int, tuple[Strategy, list[int]]] = {}
-        for k, s in sorted(self.assigned.items()):
-            if isinstance(s, Truthful) or type(s) is Strategy:
-                continue
-            by_id.setdefault(id(s), (s, []))[1].append(k)
         # Group equal strategies (frozen dataclasses compare by value) under one label.
         self._groups: list[Strategy] = []
+        self._history: dict[int, list[Past]] = {}
         self._label = np.full(K, -1, dtype=np.int64)
         index: dict = {}
         for k, s in sorted(self.assigned.items()):
@@ -245,27 +279,69 @@ class Population:
             {i: self.assigned[int(k)] for i, k in enumerate(agents) if int(k) in self.assigned},
         )
 
-    def apply(
-        self, agents: np.ndarray, reports: np.ndarray, transform, phase: str, rng
-    ) -> np.ndarray:
+    def apply(self, agents: np.ndarray, reports: np.ndarray, request_of) -> np.ndarray:
         """Return the reports as sent by ``agents`` (rows aligned), given truthful ``reports``.
 
-        ``transform(strategy, rows, phase, rng)`` returns ``rows`` as agents playing
-        ``strategy`` send them: the step's ask's
-        :meth:`~edgesim.mechanisms.protocol.Ask.transform` (a gradient ask calls
-        :meth:`Strategy.gradients`, a loss ask :meth:`Strategy.losses`). Loops over
-        strategy groups only.
+        ``request_of(block)`` returns the :class:`~edgesim.device_view.Request` that the
+        agents ``block`` (a sub-array of ``agents``) answer; each strategy group's
+        :meth:`Strategy.report` transforms its rows. Loops over strategy groups only.
         """
         if not self._groups:
             return reports
-        labels = self._label[agents]
         out = reports
-        for g in np.unique(labels[labels >= 0]).tolist():
-            pos = np.flatnonzero(labels == g)
+        for g, pos, req in self._requests(agents, request_of):
             if out is reports:
                 out = reports.copy()
-            out[pos] = transform(self._groups[g], reports[pos], phase, rng)
+            out[pos] = self._groups[g].report(req, reports[pos])
+            if self._groups[g].remembers:
+                self._remember(g, req, out[pos])
         return out
+
+    def withheld(self, agents: np.ndarray, request_of) -> np.ndarray | None:
+        """Return which of ``agents`` withhold their reply (bool, aligned), or None when none
+        may (no strategy with ``may_withhold``)."""
+        if not any(s.may_withhold for s in self._groups):
+            return None
+        out = np.zeros(agents.size, dtype=bool)
+        for g, pos, req in self._requests(agents, request_of, "may_withhold"):
+            mask = self._groups[g].withholds(req)
+            if mask is not None:
+                out[pos] = mask
+                if self._groups[g].remembers and np.any(mask):
+                    self._remember(g, req, None, np.asarray(mask, dtype=bool))
+        return out if out.any() else None
+
+    def delays_s(self, agents: np.ndarray, request_of) -> np.ndarray | None:
+        """Return how long each of ``agents`` holds its reply back (seconds, aligned), or None
+        when none does (no strategy with ``may_delay``)."""
+        if not any(s.may_delay for s in self._groups):
+            return None
+        out = np.zeros(agents.size)
+        for g, pos, req in self._requests(agents, request_of, "may_delay"):
+            delay = self._groups[g].delay_s(req)
+            if delay is not None:
+                out[pos] = delay
+        return out if out.any() else None
+
+    def _requests(self, agents: np.ndarray, request_of, flag: str | None = None):
+        """Yield (group, positions in ``agents``, its Request) for each strategy group among
+        ``agents`` (only groups whose strategy has ``flag`` set, when given)."""
+        labels = self._label[agents]
+        for g in np.unique(labels[labels >= 0]).tolist():
+            if flag is not None and not getattr(self._groups[g], flag):
+                continue
+            pos = np.flatnonzero(labels == g)
+            req = request_of(agents[pos])
+            if self._groups[g].remembers:
+                req.history = self._history.setdefault(g, [])
+            yield g, pos, req
+
+    def _remember(self, g: int, req, rows, withheld: np.ndarray | None = None) -> None:
+        """Append what group ``g``'s agents sent for ``req`` to its history (rows copied)."""
+        agents = req.agents if withheld is None else req.agents[withheld]
+        self._history.setdefault(g, []).append(
+            Past(req.phase, req.round, req.problem, req.ask, agents, None if rows is None else rows.copy())
+        )
 
 
 TRUTHFUL = Truthful()

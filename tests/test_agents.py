@@ -17,27 +17,38 @@ from edgesim.agents import (
     make_strategy,
     register_strategy,
 )
-from edgesim.mechanisms.protocol import GradientAsk, LossAsk
+from edgesim.device_view import Request
 from edgesim.scenario import from_dict
 from edgesim.simulate import Simulation, best_response, run
 
-GRADIENT = GradientAsk().transform  # how a strategy sends a gradient report
+
+def asked(ask: str, phase: str = "phase1"):
+    """Return a ``request_of`` for Population.apply: a bare request of kind ``ask``."""
+
+    def request(block):
+        own = np.zeros(block.size, dtype=bool)
+        return Request(phase, 0, -1, ask, None, None, block, np.random.default_rng(0), own)
+
+    return request
+
+
+GRADIENT = asked("gradient")
 
 
 def test_population_transforms_only_its_members():
     pop = Population(5, {1: Amplify(3.0), 3: NoisyReport(0.0), 4: OptOut()})
     rows = np.arange(15, dtype=float).reshape(5, 3)
     agents = np.arange(5)
-    out = pop.apply(agents, rows, GRADIENT, "phase1", np.random.default_rng(0))
+    out = pop.apply(agents, rows, GRADIENT)
     np.testing.assert_array_equal(out[1], 3.0 * rows[1])
     np.testing.assert_array_equal(out[[0, 2, 3, 4]], rows[[0, 2, 3, 4]])
     # a subset of agents in another order keeps the alignment
-    out = pop.apply(np.array([3, 1]), rows[[3, 1]], GRADIENT, "phase2", np.random.default_rng(0))
+    out = pop.apply(np.array([3, 1]), rows[[3, 1]], asked("gradient", "phase2"))
     np.testing.assert_array_equal(out[1], 3.0 * rows[1])
     assert pop.participants().tolist() == [0, 1, 2, 3]
     # a loss report passes an amplifier unchanged: Amplify scales gradients only
     losses = np.arange(5, dtype=float)
-    out = pop.apply(agents, losses, LossAsk().transform, "phase1", np.random.default_rng(0))
+    out = pop.apply(agents, losses, asked("loss"))
     np.testing.assert_array_equal(out, losses)
 
 
@@ -96,7 +107,7 @@ def test_equal_strategies_share_one_group():
     pop = Population(6, {1: Amplify(2.0), 2: Amplify(2.0), 4: Amplify(3.0)})
     assert len(pop._groups) == 2
     rows = np.ones((6, 2))
-    out = pop.apply(np.arange(6), rows, GRADIENT, "phase1", np.random.default_rng(0))
+    out = pop.apply(np.arange(6), rows, GRADIENT)
     assert out[:, 0].tolist() == [1.0, 2.0, 2.0, 1.0, 3.0, 1.0]
 
 

@@ -233,7 +233,14 @@ def dp_ffl(ctx: ServerContext):
             problem=l, noise=gaussian,
         )  # fmt: skip
         r = yield Gather(
-            w_l, agents=everyone, ask=LossChangeAsk, phase="phase2", problem=l, reference=w_star
+            w_l,
+            agents=everyone,
+            ask=LossChangeAsk,
+            phase="phase2",
+            problem=l,
+            reference=w_star,
+            round=T2,
+            payees=members,
         )
         diff = np.zeros(K)
         diff[r.agents] = p[r.agents] * r.values  # p_j (F_j(w*) - F_j(w_l[T2]))

@@ -18,6 +18,7 @@ import numpy as np
 
 from edgesim import progress
 from edgesim.agents import Population
+from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, Gather, GatherMany, Replies
@@ -112,6 +113,7 @@ class AgentSide:
         self.local_rounds = local_rounds
         self._buffers: list[np.ndarray] = []  # (K, p) report buffers, reused (see _buffer)
         self._moments = None  # the model's gradient moments for one sum_weights (see _sums)
+        self._own: dict[bytes, OwnData] = {}  # deviating agents' own data views (own_data)
 
     def _buffer(self, m: int, n_params: int) -> np.ndarray:
         """Return an (m, n_params) float64 array for one round's gradient reports.
@@ -135,6 +137,7 @@ class AgentSide:
         """Drop the report buffers (after the mechanism: the run's output needs the memory)."""
         self._buffers = []
         self._moments = None
+        self._own = {}
 
     def _sums(self, step: Gather):
         """Return the model's gradient moments for ``step.sum_weights`` when the step's weighted
@@ -162,7 +165,62 @@ class AgentSide:
         """Return the reports of ``agents`` for ``step`` as sent: (m, p) gradients or (m,)
         losses, the ask's truthful reports transformed by the agents' strategies."""
         true = step.ask.truthful(self, step, agents)
-        return self.population.apply(agents, true, step.ask.transform, step.phase, self.rng)
+        return self.population.apply(agents, true, self.request_of(step))
+
+    def withheld(self, step: Gather, agents: np.ndarray) -> np.ndarray | None:
+        """Return which of ``agents`` (the recipients of ``step``) withhold their reply, bool
+        aligned with ``agents``, or None when none does (no strategy may withhold, or the
+        step asks for no report)."""
+        if not step.ask.is_report:
+            return None
+        return self.population.withheld(agents, self.request_of(step))
+
+    def delays_ns(self, step: Gather, agents: np.ndarray) -> np.ndarray | None:
+        """Return how long each of ``agents`` holds its reply to ``step`` back (int64 ns,
+        aligned with ``agents``), or None when none does."""
+        if not step.ask.is_report:
+            return None
+        delays = self.population.delays_s(agents, self.request_of(step))
+        return None if delays is None else np.rint(delays * 1e9).astype(np.int64)
+
+    def request_of(self, step: Gather):
+        """Return a function mapping a block of recipients of ``step`` to the
+        :class:`~edgesim.device_view.Request` they answer (what each device knows)."""
+        if step.phase == "phase2" and step.problem >= 0:
+            payees = np.atleast_1d(step.problem if step.payees is None else step.payees)
+        else:
+            payees = np.zeros(0, dtype=np.int64)
+
+        def request(block: np.ndarray) -> Request:
+            return Request(
+                phase=step.phase,
+                round=step.round,
+                problem=step.problem,
+                ask=step.ask.name,
+                model=step.model,
+                reference=step.reference,
+                agents=block,
+                rng=self.rng,
+                own_problem=np.isin(block, payees),
+                own_data=lambda: self.own_data(block),
+            )
+
+        return request
+
+    def own_data(self, agents: np.ndarray) -> OwnData:
+        """Return the :class:`~edgesim.device_view.OwnData` of ``agents`` (kept for the run, so
+        what a strategy computes once from its data, a local optimum, is computed once)."""
+        key = np.ascontiguousarray(agents, dtype=np.int64).tobytes()
+        if key not in self._own:
+            self._own[key] = OwnData(
+                self.model,
+                self.design,
+                agents,
+                self.clip_norm,
+                self.loss_bound,
+                self.local_rounds,
+            )
+        return self._own[key]
 
     def true_gradients(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
         """Return grad F_k(w) of each of ``agents``, (m, p), per-sample data gradients clipped
@@ -237,10 +295,15 @@ class AgentSide:
         return down, up, reports
 
     def answer_many(self, step: GatherMany, replied: np.ndarray, each: list) -> list[Replies]:
-        """Return one :class:`Replies` per part: those of its recipients in ``replied``."""
+        """Return one :class:`Replies` per part: those of its recipients in ``replied``, less
+        the reports they withhold (an agent's one reply then carries only the reports it
+        answers; its size is counted as planned)."""
         out = []
         for part, recipients in zip(step.parts, each, strict=True):
             arrived = np.isin(recipients, replied)
+            silent = self.withheld(part, recipients)
+            if silent is not None:  # the reply is sent without these reports
+                arrived &= ~silent
             r = self.answer(part, recipients[arrived])
             r.missing = recipients[~arrived]
             out.append(r)
@@ -299,8 +362,9 @@ def drive(mechanism_gen, answer):
 def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
     """Answer every step at once (fidelity ``none``); returns (Outcome, Counters).
 
-    Every recipient replies; counts one downlink and one uplink message per
-    recipient with the sizes of :mod:`edgesim.mechanisms.protocol`
+    Every recipient replies, unless its strategy withholds the reply (then it is
+    missing, as a lost one); counts one downlink message per recipient and one
+    uplink message per reply, with the sizes of :mod:`edgesim.mechanisms.protocol`
     (``local_model`` reads are evaluation only and are not counted).
     """
     counters = Counters()
@@ -319,20 +383,25 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
             progress.update(phase=step.phase, round=counters.rounds[step.phase])
             return agent_side.answer_many(step, agents, each)
         agents = everyone if step.agents is None else np.asarray(step.agents)
+        silent = agent_side.withheld(step, agents)
+        replied = agents if silent is None else agents[~silent]
         if step.ask.sends_messages:
             m = int(agents.size)
             counters.rounds[step.phase] = counters.rounds.get(step.phase, 0) + 1
             counters.messages_down += m
-            counters.messages_up += m
-            counters.transmissions_up += m
+            counters.messages_up += replied.size
+            counters.transmissions_up += replied.size
             counters.bytes_down += m * agent_side.download_bytes(step)
-            counters.bytes_up += int(agent_side.upload_bytes(step, agents).sum())
+            counters.bytes_up += int(agent_side.upload_bytes(step, replied).sum())
             progress.update(
                 phase=step.phase,
                 round=counters.rounds[step.phase],
                 problem=step.problem if step.problem >= 0 else None,
             )
-        return agent_side.answer(step, agents)
+        replies = agent_side.answer(step, replied)
+        if silent is not None:  # withheld replies are missing, as if lost
+            replies.missing = agents[silent]
+        return replies
 
     outcome = drive(mechanism_gen, answer)
     return outcome, counters

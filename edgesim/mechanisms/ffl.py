@@ -185,7 +185,7 @@ class _Path:
                 t += 1
                 break
             rep = yield Gather(
-                w_next, agents=self.others, ask=GradientAsk, phase="phase2", problem=k
+                w_next, agents=self.others, ask=GradientAsk, phase="phase2", problem=k, round=t + 1
             )
             if rep.values is not None and rep.values.size:
                 norms = np.einsum("ij,ij->i", rep.values, rep.values)
@@ -253,8 +253,10 @@ class SharedRound:
 SHARED_BLOCK = 1 << 15  # problems whose first gradients are formed at once (stopping rule)
 
 
-def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
+def shared_first_round(ctx: ServerContext, w_star: np.ndarray, T1: int = -1):
     """The extra round at w*: every agent's gradient, the first step of all K problems.
+
+    Labelled Phase I's round ``T1`` (w* = w[T1]: the round after Phase I's last).
 
     Every Phase II problem starts at w_{-k}[0] = w* (Alg. 1, line 9), so one
     round serves them all, and the stopping rule (line 10) is checked for all k
@@ -262,7 +264,7 @@ def shared_first_round(ctx: ServerContext, w_star: np.ndarray):
     :class:`SharedRound`.
     """
     K, p, cfg = ctx.K, ctx.p, ctx.cfg
-    r = yield Gather(w_star, ask=GradientAsk, phase="phase1")
+    r = yield Gather(w_star, ask=GradientAsk, phase="phase1", round=T1)
     if r.agents.size == K and bool(np.all(r.agents[1:] > r.agents[:-1])):
         # every report, agents in order (row k is agent k): keep the replies themselves
         G0 = r.values
@@ -345,7 +347,7 @@ def ffl(ctx: ServerContext):
         info = {"eta1": eta1, "diverged": True}
         return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info=info)
 
-    shared = yield from shared_first_round(ctx, w_star)  # line 9 for every k at once
+    shared = yield from shared_first_round(ctx, w_star, T1)  # line 9 for every k at once
     L_f = shared.L_f
     T2 = _phase2_target(ctx, L_f)
     weights = 1.0 - p

@@ -37,8 +37,9 @@ class Ask:
 
     A subclass owns everything about its kind: the size of an upload
     (:meth:`payload_bytes`, :meth:`upload_bytes`), the truthful report an agent
-    computes from its data (:meth:`truthful`), how a strategy transforms it
-    (:meth:`transform`) and the :class:`Replies` the server gets (:meth:`answer`).
+    computes from its data (:meth:`truthful`) and the :class:`Replies` the
+    server gets (:meth:`answer`). A strategy transforms a report knowing the
+    ask's ``name`` (:meth:`edgesim.agents.Strategy.report`).
     ``side`` in the methods is the agents' side of a run
     (:class:`edgesim.mechanisms.driver.AgentSide`: the model, the design, the
     strategies). Asks hold no state: two instances of one class are equal.
@@ -83,10 +84,6 @@ class Ask:
         their data; ValueError for an ask that is not a per-agent report."""
         raise ValueError(f"no per-agent report for ask {self.name!r}")
 
-    def transform(self, strategy, rows: np.ndarray, phase: str, rng) -> np.ndarray:
-        """Return ``rows`` (true reports of agents playing ``strategy``) as they send them."""
-        raise ValueError(f"no strategy transforms the answers to ask {self.name!r}")
-
     def answer(self, side, step: Gather, agents: np.ndarray) -> Replies:
         """Return the :class:`Replies` when every agent in ``agents`` replies.
 
@@ -102,7 +99,7 @@ class GradientAsk(Ask):
 
     The model's bytes are ``network.model_bytes`` when set (the side's
     :meth:`~edgesim.mechanisms.driver.AgentSide.payload`). Strategies transform
-    it with :meth:`~edgesim.agents.Strategy.gradients`; with truthful, unclipped
+    it with :meth:`~edgesim.agents.Strategy.report`; with truthful, unclipped
     reports of a ridge model its weighted sum comes from the data's moments.
     """
 
@@ -122,10 +119,6 @@ class GradientAsk(Ask):
         clipped to the side's ``clip_norm``."""
         return side.true_gradients(step.model, agents)
 
-    def transform(self, strategy, rows, phase, rng):
-        """Return ``strategy.gradients(rows, phase, rng)``."""
-        return strategy.gradients(rows, phase, rng)
-
 
 class LossAsk(Ask):
     """Report F_k(model) (vcg-federated's payments): a scalar, ``HEADER_BYTES + 8`` bytes."""
@@ -140,10 +133,6 @@ class LossAsk(Ask):
         """Return F_k(step.model) of each of ``agents``, (m,), per-sample losses clipped to
         the side's ``loss_bound``."""
         return side.true_losses(step.model, agents)[agents]
-
-    def transform(self, strategy, rows, phase, rng):
-        """Return ``strategy.losses(rows, phase, rng)``."""
-        return strategy.losses(rows, phase, rng)
 
 
 class LossChangeAsk(LossAsk):
@@ -224,6 +213,11 @@ class Gather:
     F_k(model), Alg. 2's payment report), ``"data"`` (its dataset: the central
     reference), ``"local_model"`` (its local-learning model; read for
     evaluation only, no message is counted: local learning sends nothing).
+    ``round``: the step's round in its phase (Phase I: t; Phase II: the round of
+    the problem's own descent), -1 when not numbered; what a strategy sees as
+    :attr:`edgesim.device_view.Request.round`. ``payees``: the agents whose
+    payments the Phase II problem computes (None: the agent ``problem``, as in
+    FFL; DP-FFL names its cluster's members).
     ``aggregate``: weights, one per recipient; when given, the server receives
     only ``sum_i aggregate_i report_i`` (secure aggregation: no individual
     report is revealed). ``phase`` (``"phase1"``/``"phase2"``) and ``problem``
@@ -244,6 +238,8 @@ class Gather:
     aggregate: np.ndarray | None = None
     reference: np.ndarray | None = None
     sum_weights: np.ndarray | None = None
+    round: int = -1
+    payees: np.ndarray | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "ask", as_ask(self.ask))

@@ -38,6 +38,7 @@ def descend(
     phase: str,
     problem: int = -1,
     noise=None,
+    first_round: int = 0,
 ):
     """Gradient descent on sum_{j in agents} p_j F_j: ``rounds`` steps w <- w - eta g.
 
@@ -50,6 +51,7 @@ def descend(
     ``noise`` the optional hook applied to each aggregated sum (DP-FFL).
     Returns ``(w, rounds run, diverged)``: it stops early, ``diverged`` true,
     when the model stops being finite (a step too large for the reports).
+    Round t's step is numbered ``first_round + t`` (:attr:`Gather.round`).
     """
     p = ctx.p
     secure = secure_aggregation(ctx.cfg)
@@ -64,6 +66,7 @@ def descend(
             problem=problem,
             aggregate=weights,
             sum_weights=only_sum,
+            round=first_round + t,
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
         del r  # the replies can be large (K x p): not held while the next round is answered
@@ -88,7 +91,9 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
         secure = secure_aggregation(ctx.cfg)
         weights = ctx.p if secure else None  # the server sees only the sum
         only_sum = None if secure else ctx.p
-        r = yield Gather(w, ask=GradientAsk, phase=phase, aggregate=weights, sum_weights=only_sum)
+        r = yield Gather(
+            w, ask=GradientAsk, phase=phase, aggregate=weights, sum_weights=only_sum, round=0
+        )
         g = weighted_total(r, ctx.p[r.agents], 1.0)
         G = float(np.linalg.norm(g)) / ctx.mu
         T1 = max(1, theory.phase1_rounds(ctx.K, G, ctx.cfg.theory_delta, ctx.mu, ctx.L_g))
@@ -97,6 +102,13 @@ def run_phase1(ctx: ServerContext, eta1: float, phase: str = "phase1"):
         done = 1
     # Alg. 1, lines 3-6: w[t+1] = w[t] - eta1 sum_k p_k grad F_k(w[t])
     w, ran, diverged = yield from descend(
-        ctx, w, agents=None, weight=1.0, eta=eta1, rounds=int(T1) - done, phase=phase
+        ctx,
+        w,
+        agents=None,
+        weight=1.0,
+        eta=eta1,
+        rounds=int(T1) - done,
+        phase=phase,
+        first_round=done,
     )
     return w, done + ran, diverged

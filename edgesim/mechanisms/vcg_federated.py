@@ -36,7 +36,7 @@ def vcg_federated(ctx: ServerContext):
     w_star, T1, diverged = yield from run_phase1(ctx, eta1)
     if diverged:
         return Outcome(w_star, np.full(K, np.nan), phase1_rounds=T1, info={"diverged": True})
-    r = yield Gather(w_star, ask=LossAsk, phase="phase1")
+    r = yield Gather(w_star, ask=LossAsk, phase="phase1", round=T1)
     at_star = np.zeros(K)
     at_star[r.agents] = r.values
     replied_star = np.zeros(K, dtype=bool)
@@ -54,7 +54,7 @@ def vcg_federated(ctx: ServerContext):
         )
         if diverged_k:
             return None
-        r = yield Gather(w, agents=others, ask=LossAsk, phase="phase2", problem=k)
+        r = yield Gather(w, agents=others, ask=LossAsk, phase="phase2", problem=k, round=T1)
         # Sums over the agents that replied to both loss rounds (rescaled to weight 1 - p_k).
         a = r.agents[replied_star[r.agents]]
         v = r.values[replied_star[r.agents]]

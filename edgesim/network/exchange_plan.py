@@ -69,20 +69,36 @@ class ExchangePlanning:
     """
 
     def plan_exchange(
-        self, agents: np.ndarray, down_bytes, up_bytes: np.ndarray, compute=True
+        self,
+        agents: np.ndarray,
+        down_bytes,
+        up_bytes: np.ndarray,
+        compute=True,
+        silent: np.ndarray | None = None,
+        delay_ns: np.ndarray | None = None,
     ) -> Plan:
         """Draw everything random about one exchange (see the module docstring for the order).
 
         Under a deadline, a downlink arriving after it, or a device that would
         only start sending after it, is *late*: availability is not asked
         about times past the deadline (the round is closed by then), and no
-        uplink is drawn for it.
+        uplink is drawn for it. ``silent`` (bool, (m,)): recipients that
+        withhold their reply (their strategy's choice): they do not send, as
+        a device gone offline before sending. ``delay_ns`` (int64, (m,)): how
+        long each holds its reply back after computing it (counted as compute
+        time: a device that holds a reply back stays awake).
         """
-        if self.steady_ok and agents is self.everyone and compute is True:
+        deviating = silent is not None or delay_ns is not None
+        if self.steady_ok and agents is self.everyone and compute is True and not deviating:
             plan = self._steady_plan(down_bytes, up_bytes)
             if plan is not None:
                 return plan
         if self.net.cells.joint:
+            if deviating:
+                raise ValueError(
+                    "withholding or delaying a reply on a Wi-Fi cell (one medium both ways) is"
+                    " not modelled yet"
+                )
             return self._plan_joint(agents, down_bytes, up_bytes, compute)
         net = self.net
         dev = self.devices[agents]
@@ -108,12 +124,16 @@ class ExchangePlanning:
             received &= ~self.energy.dead[agents]  # an empty battery: offline for good
         reports = self._reports(m, compute)
         compute = self._compute_ns(dev, compute)
+        if delay_ns is not None:
+            compute = compute + delay_ns
         send_at = arrive + compute
         ready = received if horizon is None else received & (send_at <= horizon)
         sending = ready.copy()
         if not self.always_on:
             ask = np.flatnonzero(ready)
             sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
+        if silent is not None:
+            sending &= ~silent
         senders = np.flatnonzero(sending)
         up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
         there = None if here is None else self._distance(dev[senders], t0 + send_at[senders])

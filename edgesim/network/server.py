@@ -126,6 +126,8 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         stage="round",
         compute=True,
         overhead=None,
+        silent=None,
+        delay_ns=None,
     ):
         """Run one exchange (SimPy generator); returns the agents whose replies arrived in time.
 
@@ -133,10 +135,13 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         ``up_bytes``: size of each reply (m,); ``stage``: the trace label
         (``"round"``, or a secure-aggregation stage); ``compute``: whether
         the devices compute before replying; ``overhead``: (down, up) flags
-        saying which direction counts as secure-aggregation overhead.
+        saying which direction counts as secure-aggregation overhead;
+        ``silent``: (m,) bool, the recipients whose strategy withholds the reply
+        (they receive and send nothing back, as a device gone offline);
+        ``delay_ns``: (m,) int64, how long each holds its reply back.
         """
         t0 = self.env.now
-        plan = self.plan_exchange(agents, down_bytes, up_bytes, compute)
+        plan = self.plan_exchange(agents, down_bytes, up_bytes, compute, silent, delay_ns)
         if self.events:
             in_time = yield from self._run_events(plan, t0)
             end = self.env.now - t0
@@ -271,12 +276,21 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         agents = self.everyone if step.agents is None else np.asarray(step.agents)
         if not step.ask.sends_messages:
             return self.side.answer(step, agents)  # evaluation only: no message
+        silent = self.side.withheld(step, agents)
+        delays = self.side.delays_ns(step, agents)
         if step.aggregate is not None:
+            if silent is not None or delays is not None:
+                raise ValueError(
+                    "withholding or delaying a reply in a securely aggregated exchange over a"
+                    " network is not modelled yet (in memory it is)"
+                )
             replies = yield from self.secure.gather(self, step, agents)  # sets ``missing``
         else:
             down = self.side.download_bytes(step)
             up = self.side.upload_bytes(step, agents)
-            replied = yield from self.exchange(agents, down, up, step.phase, step.problem)
+            replied = yield from self.exchange(
+                agents, down, up, step.phase, step.problem, silent=silent, delay_ns=delays
+            )
             replies = self.side.answer(step, replied)
             if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
                 replies.missing = agents[~np.isin(agents, replied)]
