@@ -170,6 +170,20 @@ class RunRecord:
         " gain, opt_out, and the evaluated grid",
         optional=True,
     )
+    economics: dict | None = _f(
+        "the paper's properties (Sec. II): E1, E2, E3, E4, each with property (its name),"
+        " holds (true, false, or null: not checked, reason says why) and reason. Tolerance tol:"
+        " mechanism.epsilon for ffl and dp-ffl, else 1e-3 (loss units; tolerance_source says"
+        " which). E1 efficiency: gap = F(w*) - F(w^o) (model.optimality_gap), holds when"
+        " gap <= tol. E2 faithful implementation (only with a best-response search): agent,"
+        " family, parameters, objective_kind, regret (J truthful - J of the best deviation"
+        " found), bound (the search's, or null), opt_out_gain; holds when regret <= bound, null"
+        " without a bound. E3 voluntary participation, over the participants: an agent fails"
+        " when overall_test_loss - local_loss > tol; failing_count, failing_agents (the first"
+        " 20 ids), above_local_count (excess > 0), excess_max, excess_max_agent,"
+        " undetermined_count (no test sample or payment); null without output.local_baseline."
+        " E4 weak budget balance: budget_total >= -tolerance (1e-9 sum_k |P_k|: rounding)"
+    )
     per_agent: dict | None = _f(
         "output.per_agent npz, parquet or none: format, file (the sidecar's name, beside the"
         " JSON; null: not written), rows (K), columns, strategy_labels (the strategy column's"

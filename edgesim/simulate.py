@@ -18,6 +18,7 @@ from edgesim.agents import TRUTHFUL, Population, make_strategy
 from edgesim.best_response import best_response as best_response
 from edgesim.best_response import search_amplify
 from edgesim.canary import Canary, make_canary
+from edgesim.economics import properties as economic_properties
 from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model, make_model
@@ -414,6 +415,22 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     br = scenario.best_response
     if br.enabled:
         result.best_response = search_amplify(sim, br)
+    no_gap = None if reference.optimum else f"w^o was not computed ({reference.reason})"
+    if out.local_models is not None:
+        no_gap = "each agent ends with its own model: there is no federated model to compare"
+    no_local = None if scenario.output.local_baseline else "output.local_baseline = false"
+    result.economics = economic_properties(
+        scenario.mechanism.kind,
+        scenario.mechanism.epsilon,
+        gap=model_out.get("optimality_gap"),
+        gap_missing=no_gap,
+        payments=payments,
+        overall_test=columns["overall_test_loss"],
+        local_test=local_test,
+        participants=mrun.participants,
+        baseline_missing=no_local,
+        search=result.best_response,
+    )
     return result.to_json_dict()
 
 

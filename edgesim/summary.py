@@ -109,6 +109,75 @@ def _columns_line(meta: dict) -> str:
     return f"  agents        {meta.get('rows')} per-agent rows {where}; payments {q}"
 
 
+def _e2_text(e2: dict) -> str:
+    """Return E2's verdict after its label: the best deviation found and its regret vs the bound."""
+    params = ", ".join(
+        f"{k}={_fmt(v, '.4g') if isinstance(v, (int, float)) or v is None else v}"
+        for k, v in (e2.get("parameters") or {}).items()
+    )
+    found = (
+        f"agent {e2.get('agent')}'s best {e2.get('family')}({params}) gains"
+        f" {_fmt(e2.get('regret'), '.3g')} ({e2.get('objective_kind')})"
+    )
+    if e2.get("holds") is None:
+        return f"not known: {found}; {e2.get('reason')}"
+    verdict, sign = ("holds", "<=") if e2["holds"] else ("FAILS", ">")
+    return f"{verdict}: {found} {sign} bound {_fmt(e2.get('bound'), '.3g')}"
+
+
+def _e3_text(e3: dict, K: int) -> str:
+    """Return E3's verdict after its label: how many agents fail, which, and by how much."""
+    tol = f"{_fmt(e3.get('tolerance'), '.0e')} ({e3.get('tolerance_source')})"
+    count = e3.get("failing_count")
+    if e3.get("holds") is None and not count:
+        return f"not checked: {e3.get('reason')}"
+    if not count:
+        return f"holds: no participant's overall test loss exceeds its local model's by > {tol}"
+    shown = e3.get("failing_agents") or []
+    ids = ", ".join(str(k) for k in shown) + (", ..." if count > len(shown) else "")
+    return (
+        f"FAILS for {count} of {K} agents ({ids}): overall test loss (payment + test loss)"
+        f" above local learning's by up to {_fmt(e3.get('excess_max'), '.3g')} > {tol}"
+    )
+
+
+def _economics_lines(result: dict) -> list[str]:
+    """Return one line per property E1-E4 of the paper (the JSON's ``economics``) saying
+    whether it holds; [] for a result without the section."""
+    econ = result.get("economics")
+    if not econ:
+        return []
+    lines = []
+    e1 = econ.get("E1") or {}
+    tol = f"{_fmt(e1.get('tolerance'), '.0e')} ({e1.get('tolerance_source')})"
+    if e1.get("holds") is None:
+        lines.append(f"  E1 efficiency not checked: {e1.get('reason')}")
+    elif e1["holds"]:
+        lines.append(
+            f"  E1 efficiency holds: F(w*) - F(w^o) = {_fmt(e1.get('gap'), '.2e')} <= {tol}"
+        )
+    else:
+        why = e1.get("reason") or f"F(w*) - F(w^o) = {_fmt(e1.get('gap'), '.2e')} > {tol}"
+        lines.append(f"  E1 efficiency FAILS: {why}")
+    e2 = econ.get("E2") or {}
+    if "regret" in e2:
+        lines.append(f"  E2 faithful   {_e2_text(e2)}")
+    else:
+        lines.append(f"  E2 faithful   not checked: {e2.get('reason')}")
+    lines.append(f"  E3 voluntary  {_e3_text(econ.get('E3') or {}, result['K'])}")
+    e4 = econ.get("E4") or {}
+    total = _fmt(e4.get("budget_total"), ".4g")
+    if e4.get("holds") is None:
+        lines.append(f"  E4 budget     not checked: {e4.get('reason')}")
+    elif e4["holds"]:
+        lines.append(f"  E4 budget     holds: the payments sum to {total} >= 0")
+    else:
+        lines.append(
+            f"  E4 budget     FAILS: the payments sum to {total} < 0 (the server pays out)"
+        )
+    return lines
+
+
 def summary(result: dict) -> str:
     """Return a short human-readable summary of one run's result (any field may be None)."""
     lines = []
@@ -223,4 +292,5 @@ def summary(result: dict) -> str:
             f"gamma {_fmt(br['gamma'], '.4g')}, gain over truthful {_fmt(br['gain'], '.4g')}; "
             f"opting out gives {_fmt(br['opt_out'], '.6g')}"
         )
+    lines += _economics_lines(result)
     return "\n".join(lines)
