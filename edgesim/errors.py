@@ -19,7 +19,14 @@ class ScenarioError(ValueError):
     def __init__(self, key: str, message: str):
         self.key = key
         self.message = message
-        super().__init__(f"{key}: {message}")
+        super().__init__(f"{shown_key(key)}: {one_line(message)}")
+
+
+def shown_key(key) -> str:
+    """Return ``key`` as an error prints it: control characters escaped (a key read from a
+    file may hold a newline), so the error stays one line."""
+    key = str(key)
+    return key if key.isprintable() else key.encode("unicode_escape").decode("ascii")
 
 
 class ScenarioErrors(ValueError):

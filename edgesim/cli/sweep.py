@@ -40,19 +40,23 @@ def cmd_sweep(args) -> int:
                 print(rec["traceback"], file=sys.stderr)
 
     try:
+        security = sweep.dask_security(
+            args.scheduler, args.dask_tls_ca, args.dask_tls_cert, args.dask_tls_key
+        )
         with bar:
             summary = sweep.run_sweep(
                 plan,
                 args.output,
                 workers=args.workers,
                 scheduler=args.scheduler,
+                security=security,
                 bar=bar,
                 retry_failed=args.retry_failed,
                 manifest=info,
                 on_record=report,
                 force=args.force,
             )
-    except ScenarioError as err:  # the folder is in use, the scheduler cannot be reached
+    except ScenarioError as err:  # folder in use, scheduler unreachable, bad TLS files
         return fail_input([err])
     except OSError as err:
         return fail_input([ScenarioError("-o", f"cannot write {args.output}: {err}")])
@@ -106,7 +110,21 @@ def add_parsers(sub) -> None:
     s.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="a Dask scheduler, e.g. tcp://host:8786 (extra [dask])",
+        help="a Dask scheduler, e.g. tls://host:8786 with --dask-tls-*, or tcp://host:8786"
+        " (extra [dask]; docs/sweeps.md)",
+    )
+    s.add_argument(
+        "--dask-tls-ca",
+        metavar="FILE",
+        help="the CA certificate (PEM) that signed the scheduler's and workers' certificates",
+    )
+    s.add_argument(
+        "--dask-tls-cert", metavar="FILE", help="this client's certificate (PEM), signed by the CA"
+    )
+    s.add_argument(
+        "--dask-tls-key",
+        metavar="FILE",
+        help="this client's private key (PEM), unless it is in --dask-tls-cert's file",
     )
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
     s.add_argument(

@@ -81,9 +81,14 @@ class AvailabilityConfig:
     )
     trace_path: str = option(
         "",
-        "trace: FedScale-format client behaviour trace, .pkl/.pickle (trusted files only:"
-        " unpickling runs code) or .json; agent k follows the (k mod n)-th of the trace's n"
-        " clients in sorted id order",
+        "trace: FedScale-format client behaviour trace, .json (or .pkl/.pickle with"
+        " trace_allow_pickle); agent k follows the (k mod n)-th of the trace's n clients in"
+        " sorted id order",
+    )
+    trace_allow_pickle: bool = option(
+        False,
+        "trace: read a .pkl/.pickle trace_path (unpickling runs code from the file: trusted"
+        " files only); false refuses it (convert it once: edgesim data convert-trace)",
     )
     trace_repeat: bool = option(
         True,
@@ -118,7 +123,7 @@ class AvailabilityConfig:
                 )
             ]
         try:
-            load_trace(self.trace_path)
+            load_trace(self.trace_path, allow_pickle=self.trace_allow_pickle)
         except TraceError as err:
             return [ScenarioError(_TRACE_KEY, str(err))]
         return []
@@ -411,25 +416,32 @@ def _flatten(trace, where: str = "trace"):
     return ids, to_ns(s), to_ns(e), offsets, np.maximum(to_ns(period), 1)
 
 
-def load_trace(path) -> dict:
+def load_trace(path, *, allow_pickle: bool = False) -> dict:
     """Load a FedScale client behaviour trace; return the dict client id -> record.
 
     A record holds ``active`` and ``inactive`` lists of seconds (online on
     ``[active[i], inactive[i])``), optionally ``finish_time`` (seconds) and
-    other keys (ignored). ``.pkl``/``.pickle`` files are unpickled, which runs
-    code from the file: load only trusted files (FedScale ships its trace as
-    the pickle ``client_behave_trace``). ``.json`` files hold the same
-    structure (ids become strings). Raises :class:`TraceError` naming the file
-    and the problem when the file is missing, unreadable or malformed.
+    other keys (ignored). ``.json`` files hold this structure (ids are
+    strings). ``.pkl``/``.pickle`` files (FedScale ships its trace as the
+    pickle ``client_behave_trace``) are refused unless ``allow_pickle``, as
+    numpy's ``allow_pickle=False``: unpickling runs code from the file.
+    Raises :class:`TraceError` naming the file and the problem when the file
+    is missing, refused, unreadable or malformed.
     """
     p = Path(path).expanduser()
     if not p.is_file():
         raise TraceError(f"trace file {str(p)!r} not found")
     suffix = p.suffix.lower()
+    if suffix in (".pkl", ".pickle") and not allow_pickle:
+        raise TraceError(
+            f"trace file {str(p)!r} is a pickle, and unpickling runs code from the file:"
+            f" convert it once with `edgesim data convert-trace {p} {p.with_suffix('.json')}`,"
+            " or, for a file you trust, set network.availability.trace_allow_pickle = true"
+        )
     try:
         if suffix in (".pkl", ".pickle"):
             with p.open("rb") as f:
-                trace = pickle.load(f)  # noqa: S301 - documented: trusted files only
+                trace = pickle.load(f)  # noqa: S301 - the caller opted in (allow_pickle)
         elif suffix == ".json":
             trace = json.loads(p.read_text(encoding="utf-8"))
         else:
@@ -549,7 +561,10 @@ register_availability(
     "markov", lambda cfg, K, rng: MarkovOnOff(K, cfg.mean_on_s, cfg.mean_off_s, cfg.start, rng)
 )
 register_availability(
-    "trace", lambda cfg, K, rng: TraceAvailability(load_trace(cfg.trace_path), K, cfg.trace_repeat)
+    "trace",
+    lambda cfg, K, rng: TraceAvailability(
+        load_trace(cfg.trace_path, allow_pickle=cfg.trace_allow_pickle), K, cfg.trace_repeat
+    ),
 )
 
 

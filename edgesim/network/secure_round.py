@@ -8,7 +8,7 @@ down/up exchange through the server, timed and counted like any round:
 =========  ============================================  =========================================
 exchange   down (server -> each client)                  up (each client -> server)
 =========  ============================================  =========================================
-keys       the model (with the request)                  AdvertiseKeys: two DH public keys
+keys       the model (with the request)                  AdvertiseKeys: two public keys
 shares     AdvertiseKeys: its neighbours' public keys    ShareKeys: encrypted shares
 input      ShareKeys: the shares addressed to it         MaskedInput (after computing)
 unmask     the survivors among its neighbours            Unmasking: shares for survivors/dropouts

@@ -20,7 +20,7 @@ from edgesim.config import (
     type_hints,
     unused_option,
 )
-from edgesim.errors import ScenarioError, ScenarioErrors
+from edgesim.errors import ScenarioError, ScenarioErrors, shown_key
 from edgesim.mechanisms import MECHANISMS
 from edgesim.plugins import register_from_spec
 from edgesim.scenario.keys import Layer, locate, under
@@ -227,12 +227,13 @@ def format_errors(
         e.line = line
         e.file = layer.path if layer is not None and line is not None else None
         e.message = " ".join(str(e.message).split())
+        key = shown_key(e.key)
         if where:
-            e.args = (f"{e.key} (from {where}): {e.message}",)
+            e.args = (f"{key} (from {where}): {e.message}",)
         elif line is not None:
-            e.args = (f"{e.key} ({layer.label}line {line}): {e.message}",)
+            e.args = (f"{key} ({layer.label}line {line}): {e.message}",)
         else:
-            e.args = (f"{e.key}: {e.message}",)
+            e.args = (f"{key}: {e.message}",)
         keyed.append(((line is None, rank.get(id(layer), 0), line or 0, i), e))
     return [e for _, e in sorted(keyed, key=lambda t: t[0])]
 

@@ -33,8 +33,10 @@ returns; nothing finished is lost and nothing is half-written.
 Executors: a local process pool (the default, ``workers`` processes), an
 in-process one (``workers=0``, for debugging and small tests), or a Dask
 distributed cluster (``scheduler="tcp://host:8786"``, through
-``Client(address).get_executor()``). Every run is a pure function of its
-scenario, so the per-run JSON is byte-identical whichever executes it.
+``Client(address).get_executor()``; ``tls://host:8786`` with
+``security=dask_security(...)`` for a scheduler behind mutual TLS). Every run
+is a pure function of its scenario, so the per-run JSON is byte-identical
+whichever executes it.
 
 Runs whose strategy or mechanism is named ``"module:Name"`` are imported
 again in each worker, which therefore needs that module on its path. Names
@@ -53,7 +55,13 @@ as ``edgesim.sweeps.NAME``.
 from __future__ import annotations
 
 from edgesim.sweeps.errors import SweepError
-from edgesim.sweeps.executors import ExecutorHandle, InlineExecutor, make_executor, threading_main
+from edgesim.sweeps.executors import (
+    ExecutorHandle,
+    InlineExecutor,
+    dask_security,
+    make_executor,
+    threading_main,
+)
 from edgesim.sweeps.plots import plot, save_figure
 from edgesim.sweeps.runner import SweepSummary, run_sweep
 from edgesim.sweeps.store import (
@@ -79,6 +87,7 @@ __all__ = [
     "SweepSummary",
     "columns_of",
     "csv_text",
+    "dask_security",
     "execute",
     "git_revision",
     "latest",

@@ -72,26 +72,77 @@ def _dask_worker_memory(client) -> int | None:
     return min(limits) if limits else None
 
 
+def _distributed():
+    """Return the ``distributed`` module; :class:`SweepError` when the ``dask`` extra is missing."""
+    try:
+        import distributed
+    except ImportError:
+        raise SweepError(
+            "--scheduler", "needs Dask distributed: pip install 'edgesim[dask]'"
+        ) from None
+    return distributed
+
+
+def dask_security(
+    scheduler: str | None,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+):
+    """Return the ``distributed.Security`` of ``--dask-tls-ca/-cert/-key`` (None when none given).
+
+    Mutual TLS: the scheduler must present a certificate signed by ``ca_file``
+    and this client presents ``cert_file`` (its key in ``key_file``, or in the
+    certificate file when None); plain connections are refused
+    (``require_encryption``). Raises :class:`SweepError` naming the flag for
+    a missing file, a CA without a certificate (or the reverse), no
+    ``scheduler``, or a scheduler address that is not ``tls://``.
+    """
+    given = {"--dask-tls-ca": ca_file, "--dask-tls-cert": cert_file, "--dask-tls-key": key_file}
+    named = [flag for flag, path in given.items() if path]
+    if not named:
+        return None
+    if not scheduler:
+        raise SweepError(named[0], "is read only with --scheduler tls://HOST:PORT")
+    if not scheduler.startswith("tls://"):
+        raise SweepError(
+            "--scheduler", f"{scheduler!r}: with --dask-tls-* the address starts with tls://"
+        )
+    for flag in ("--dask-tls-ca", "--dask-tls-cert"):
+        if not given[flag]:
+            raise SweepError(flag, "is needed for a TLS scheduler (with --dask-tls-ca/-cert/-key)")
+    for flag in named:
+        if not os.path.isfile(os.path.expanduser(given[flag])):
+            raise SweepError(flag, f"{given[flag]!r} is not a file")
+    ca, cert = (os.path.expanduser(p) for p in (ca_file, cert_file))
+    return _distributed().Security(
+        tls_ca_file=ca,
+        tls_client_cert=cert,
+        tls_client_key=os.path.expanduser(key_file) if key_file else None,
+        require_encryption=True,
+    )
+
+
 def make_executor(
-    workers: int | None = None, scheduler: str | None = None, timeout_s: float = 10.0
+    workers: int | None = None,
+    scheduler: str | None = None,
+    timeout_s: float = 10.0,
+    security=None,
 ) -> ExecutorHandle:
     """Return the executor for ``--workers`` / ``--scheduler``.
 
-    ``scheduler``: a Dask scheduler address (``tcp://host:8786``; needs the
-    ``dask`` extra). Otherwise ``workers`` processes (None: the CPU count), or
-    this process when ``workers == 0``. Raises :class:`SweepError` for a
-    scheduler that cannot be reached within ``timeout_s`` seconds or a
-    negative worker count.
+    ``scheduler``: a Dask scheduler address (``tcp://host:8786``, or
+    ``tls://host:8786`` with ``security``, a ``distributed.Security`` such as
+    :func:`dask_security` returns; None: Dask's own configuration, which may
+    itself name TLS files; needs the ``dask`` extra). Otherwise ``workers``
+    processes (None: the CPU count), or this process when ``workers == 0``.
+    Raises :class:`SweepError` for a scheduler that cannot be reached within
+    ``timeout_s`` seconds or a negative worker count.
     """
     if scheduler:
+        Client = _distributed().Client
         try:
-            from distributed import Client
-        except ImportError:
-            raise SweepError(
-                "--scheduler", "needs Dask distributed: pip install 'edgesim[dask]'"
-            ) from None
-        try:
-            client = Client(scheduler, timeout=f"{timeout_s}s")
+            client = Client(scheduler, timeout=f"{timeout_s}s", security=security)
         except Exception as err:  # OSError, TimeoutError, ValueError for a bad address
             raise SweepError(
                 "--scheduler", f"cannot connect to {scheduler}: {' '.join(str(err).split())}"

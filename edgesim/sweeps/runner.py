@@ -70,6 +70,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     executor: cf.Executor | None = None,
+    security=None,
     bar=None,
     retry_failed: bool = False,
     keep: bool = False,
@@ -81,7 +82,8 @@ def run_sweep(
 
     ``out_dir`` None records nothing on disk (``keep=True`` then returns the
     records). ``executor``: one the caller owns (left open), else one made
-    from ``workers``/``scheduler`` (see :func:`make_executor`). ``bar``: a
+    from ``workers``/``scheduler`` (see :func:`make_executor`; ``security``: the
+    Dask scheduler's TLS, a ``distributed.Security``). ``bar``: a
     :class:`edgesim.progress.Bar`. ``manifest``: extra fields for
     ``manifest.json`` (the CLI passes the scenario path and overrides).
     Ctrl-C stops cleanly (``summary.interrupted``); failed runs do not stop it.
@@ -93,7 +95,7 @@ def run_sweep(
     handle = (
         ExecutorHandle(executor, 2 * (os.cpu_count() or 1), type(executor).__name__)
         if executor is not None
-        else make_executor(workers, scheduler)
+        else make_executor(workers, scheduler, security=security)
     )
     if handle.worker_memory is None and executor is not None:
         mem = machine_memory()

@@ -189,3 +189,25 @@ def test_bench_lte_quick_prints_ratios_over_the_same_messages(bench, child_env):
     # FedAvg's 200 rounds: a download and a reply per device per round (K = 1000, then 20)
     assert [d for d, _ in counts[:2]] == [f"{2 * 200 * 1000:,}", f"{2 * 200 * 20:,}"]
     assert len(re.findall(r"^(PASS|FAIL): ", out, re.M)) == 6
+
+
+def test_bench_secagg_quick_recovers_the_exact_sum_in_every_run(bench, child_env):
+    import re
+    import subprocess
+
+    from bench_secagg import RUNS
+
+    cmd = [sys.executable, str(BENCHMARKS / "bench_secagg.py"), "--quick"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    # n = 24: k = ceil(2 log2 24) = 10, t = floor(11 / 2) + 1 = 6; round(0.05 * 24) = 1 drops
+    runs = re.findall(
+        r"k = (\d+), t = (\d+), (\d+) survivors, (\d+) keys reconstructed; exact sum: (\w+)", out
+    )
+    assert runs == [("10", "6", "23", "1", "True")] * len(RUNS)
+    agreements = re.findall(r"\(([\d,]+) agreements", out)
+    assert len(set(agreements)) == 1  # every profile does the same agreements
+    assert re.search(r"key agreement x25519 / ffdhe2048 \d+\.\d+x faster", out)
+    assert re.search(r"PRG: ChaCha20 \d+\.\d+ s vs SHAKE-128 \d+\.\d+ s", out)
+    assert len(re.findall(r"^(PASS|FAIL): ", out, re.M)) == 3

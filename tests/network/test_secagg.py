@@ -23,11 +23,10 @@ from edgesim.network.secagg import (
     aggregate_plain,
     auto_degree,
     decode,
-    dh_agree,
-    dh_keypair,
     encode,
     encode_with_saturation,
     fixed_point_params,
+    get_profile,
     plan_secagg,
     prg,
     protocol_messages,
@@ -144,15 +143,17 @@ def test_ffdhe2048_is_the_rfc7919_safe_prime():
     assert _is_probable_prime(SHAMIR_PRIME)
 
 
-def test_dh_agreement_is_symmetric_and_checks_keys():
-    rng = np.random.default_rng(0)
-    (x1, y1), (x2, y2) = dh_keypair(rng), dh_keypair(rng)
+def test_ffdhe2048_agreement_is_symmetric_and_checks_keys():
+    prof = get_profile("ffdhe2048")
+    x1, x2 = prof.private_key(bytes(32)), prof.private_key(bytes(range(32)))
     assert x1.bit_length() == 254 and x2.bit_length() == 254
-    assert dh_agree(x1, y2) == dh_agree(x2, y1)
-    assert len(dh_agree(x1, y2)) == 256
+    y1, y2 = prof.public_bytes(x1), prof.public_bytes(x2)
+    assert int.from_bytes(y1, "big") == pow(FFDHE2048_G, x1, FFDHE2048_P)
+    assert prof.agree(x1, prof.load_public(y2)) == prof.agree(x2, prof.load_public(y1))
+    assert len(prof.agree(x1, prof.load_public(y2))) == 256
     for bad in (0, 1, FFDHE2048_P - 1, FFDHE2048_P):
         with pytest.raises(ValueError):
-            dh_agree(x1, bad)
+            prof.load_public(bad.to_bytes(256, "big"))
 
 
 def test_shamir_any_t_shares_reconstruct_and_t_minus_1_do_not():
@@ -168,17 +169,6 @@ def test_shamir_any_t_shares_reconstruct_and_t_minus_1_do_not():
         assert shamir_reconstruct(*zip(*sub, strict=True)) != secret
     # t = 1: every share is the secret
     assert shamir_share(secret, [1, 2], 1, rng) == [secret, secret]
-
-
-def test_prg_is_deterministic_separated_and_uniform():
-    seed = bytes(range(32))
-    a = prg(seed, 20000, 7)
-    assert a.dtype == np.uint64 and a.shape == (20000,)
-    np.testing.assert_array_equal(a, prg(seed, 20000, 7))
-    assert not np.array_equal(a[:8], prg(seed, 8, 8))
-    assert not np.array_equal(a[:8], prg(seed, 8, 7, b"other-domain\x00"))
-    u = (a >> np.uint64(11)).astype(np.float64) / 2.0**53
-    assert stats.kstest(u, "uniform").pvalue > 1e-3
 
 
 # --- graph and plan -----------------------------------------------------------
@@ -205,12 +195,22 @@ def test_random_graphs_differ_by_seed():
 
 def test_plan_rules():
     p = plan_secagg(100, 10)
-    assert p.complete and p.degree == 99 and p.threshold == 51 and p.masking == "skip"
+    assert p.complete and p.degree == 99 and p.threshold == 51 and p.masking == "crypto"
     p = plan_secagg(101, 10)
     assert p.degree == auto_degree(101) == 14 and p.threshold == 8  # floor(15/2) + 1
     assert auto_degree(1000) == 20 and auto_degree(2) == 1 and auto_degree(1) == 0
-    assert plan_secagg(5, 100).masking == "crypto"  # 20 (100 + 2^17) <= 2^22
-    assert plan_secagg(10, 100).masking == "skip"  # 90 (100 + 2^17) > 2^22
+    complete = SecAggConfig(graph="complete")
+    assert plan_secagg(128, 100, complete).masking == "crypto"  # 16256 (100 + 2^15) <= 2^29
+    assert plan_secagg(129, 100, complete).masking == "skip"  # 16512 (100 + 2^15) > 2^29
+    p = plan_secagg(500, 20_000)  # SecAgg+, k = 18: 9000 (2 10^4 + 2^15) <= 2^29
+    assert p.degree == 18 and p.masking == "crypto"
+    assert plan_secagg(500, 30_000).masking == "skip"  # 9000 (3 10^4 + 2^15) > 2^29
+    ffdhe = SecAggConfig(graph="complete", profile="ffdhe2048")
+    assert plan_secagg(23, 100, ffdhe).masking == "crypto"  # 506 (100 + 2^20) <= 2^29
+    assert plan_secagg(24, 100, ffdhe).masking == "skip"  # 552 (100 + 2^20) > 2^29
+    flower = SecAggConfig(graph="complete", profile="flower")
+    assert plan_secagg(45, 100, flower).masking == "crypto"  # 1980 (100 + 2^18) <= 2^29
+    assert plan_secagg(46, 100, flower).masking == "skip"  # 2070 (100 + 2^18) > 2^29
     p = plan_secagg(50, 3, SecAggConfig(graph="k-regular", degree=5, threshold=0.7))
     assert p.degree == 6 and p.threshold == 5  # floor(0.7 * 7) + 1
     assert plan_secagg(5, 3, SecAggConfig(graph="k-regular", degree=8)).complete
@@ -245,9 +245,7 @@ def test_masks_cancel_pairwise_leaving_only_self_masks():
     sess.share_keys()
     y = sess.masked_inputs(np.arange(n), x, a, 3).vectors
     enc = encode(x, a, sess.plan.frac_bits)
-    self_masks = sum(
-        prg(b.to_bytes(32, "big"), p, 3, b"edgesim/secagg/v1/self-mask\x00") for b in sess._b
-    )
+    self_masks = sum(prg(b, p, 3, b"self") for b in sess._b)
     np.testing.assert_array_equal(
         y.sum(axis=0, dtype=np.uint64) - enc.sum(axis=0, dtype=np.uint64), self_masks
     )
@@ -389,8 +387,11 @@ def test_protocol_messages_closed_form_and_session_rounds():
     assert recs[1]["bytes"] == 900_000 * (64 + 5)
     assert recs[2]["bytes"] == 900_000 * (64 + 41 * 36)
     full = protocol_messages(10, 3, None, SecAggConfig(), rekey_this_round=True)
-    assert full[0]["bytes_per_message"] == 64 + 512
-    assert full[1]["bytes_per_message"] == 64 + 9 * 516
+    assert full[0]["bytes_per_message"] == 64 + 2 * 32  # two X25519 keys
+    assert full[1]["bytes_per_message"] == 64 + 9 * (4 + 64)
+    old = protocol_messages(10, 3, None, SecAggConfig(profile="ffdhe2048"), rekey_this_round=True)
+    assert old[0]["bytes_per_message"] == 64 + 512
+    assert old[1]["bytes_per_message"] == 64 + 9 * 516
 
 
 def test_skip_gives_the_crypto_sum_and_leaves_the_parent_stream_alone():

@@ -12,13 +12,18 @@ the complete graph or, as in SecAgg+, a random k-regular neighbour graph.
 Its result equals :func:`aggregate_plain` of the survivors' rows bit for
 bit.
 
-Secrets (exponents, self-mask seeds, polynomial coefficients) are drawn from
-a seeded ``numpy.random.Generator`` so that simulations are reproducible; a
-production system draws them from a CSPRNG (``secrets``). Only the PRG
-expansion here is cryptographic.
+The primitives are the ``cryptography`` package's (a core dependency):
+X25519, P-384 ECDH or ffdhe2048 key agreement by profile, HKDF-SHA256,
+AES-GCM or Fernet for the shares, ChaCha20 for the masks. Secrets (key
+seeds, self-mask seeds, polynomial coefficients) are drawn from a seeded
+``numpy.random.Generator`` so that simulations are reproducible: the keys are
+reproducible by design, not secret; a production system draws them from a
+CSPRNG (``secrets``).
 
 The package, one job a module: :mod:`~edgesim.network.secagg.crypto`
-(ffdhe2048 key agreement, SHAKE-128 PRG, Shamir sharing, share encryption),
+(HKDF, ChaCha20 PRG, Shamir sharing, share encryption),
+:mod:`~edgesim.network.secagg.profiles` (key agreement and message encodings
+by profile: x25519, flower, ffdhe2048),
 :mod:`~edgesim.network.secagg.config` (``[network.secagg]``, the plan),
 :mod:`~edgesim.network.secagg.graph` (the neighbour graph),
 :mod:`~edgesim.network.secagg.messages` (message sizes and counts),
@@ -49,38 +54,45 @@ from edgesim.network.secagg.config import (
     plan_secagg,
 )
 from edgesim.network.secagg.crypto import (
-    AE_OVERHEAD_BYTES,
-    DH_PUBLIC_KEY_BYTES,
-    FFDHE2048_G,
-    FFDHE2048_P,
+    AES_GCM_OVERHEAD_BYTES,
     SHAMIR_PRIME,
     SHARE_BYTES,
-    dh_agree,
-    dh_keypair,
+    aes_gcm_open,
+    aes_gcm_seal,
+    chacha20_keystream,
+    fernet_open,
+    fernet_seal,
+    hkdf_sha256,
     prg,
     shamir_reconstruct,
     shamir_share,
 )
 from edgesim.network.secagg.crypto import CLIENT_ID_BYTES as CLIENT_ID_BYTES
-from edgesim.network.secagg.crypto import DH_SECRET_BITS as DH_SECRET_BITS
-from edgesim.network.secagg.crypto import SHARE_CIPHERTEXT_BYTES as SHARE_CIPHERTEXT_BYTES
 from edgesim.network.secagg.crypto import SHARE_PLAINTEXT_BYTES as SHARE_PLAINTEXT_BYTES
 from edgesim.network.secagg.graph import NeighbourGraph
 from edgesim.network.secagg.messages import SERVER, StageMessages, protocol_messages
+from edgesim.network.secagg.profiles import (
+    FFDHE2048_G,
+    FFDHE2048_P,
+    PROFILES,
+    Profile,
+    get_profile,
+)
 from edgesim.network.secagg.session import SecureAggregation
 from edgesim.network.secagg.unmasking import SecAggAborted
 
 __all__ = [
-    "AE_OVERHEAD_BYTES",
+    "AES_GCM_OVERHEAD_BYTES",
     "AUTO_COMPLETE_MAX_CLIENTS",
     "AUTO_CRYPTO_MAX_WORK",
     "DEFAULT_VALUE_BOUND",
-    "DH_PUBLIC_KEY_BYTES",
     "FFDHE2048_G",
     "FFDHE2048_P",
     "FixedPoint",
     "KEY_AGREEMENT_WORDS",
     "NeighbourGraph",
+    "PROFILES",
+    "Profile",
     "SHAMIR_PRIME",
     "SERVER",
     "SHARE_BYTES",
@@ -89,14 +101,19 @@ __all__ = [
     "SecAggPlan",
     "SecureAggregation",
     "StageMessages",
+    "aes_gcm_open",
+    "aes_gcm_seal",
     "aggregate_plain",
     "auto_degree",
+    "chacha20_keystream",
     "decode",
-    "dh_agree",
-    "dh_keypair",
     "encode",
     "encode_with_saturation",
+    "fernet_open",
+    "fernet_seal",
     "fixed_point_params",
+    "get_profile",
+    "hkdf_sha256",
     "plan_secagg",
     "prg",
     "protocol_messages",

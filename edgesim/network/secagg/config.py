@@ -2,7 +2,8 @@
 
 :class:`SecAggConfig` chooses the graph (complete, as in Bonawitz et al.
 2017, or a random k-regular graph, as in SecAgg+, Bell et al. 2020), the
-Shamir threshold, the fixed-point bound, whether cryptography runs and how
+Shamir threshold, the fixed-point bound, the cryptographic profile
+(:mod:`~edgesim.network.secagg.profiles`), whether cryptography runs and how
 often keys are renewed; :func:`plan_secagg` resolves it, for n clients and
 vectors of p entries, to a :class:`SecAggPlan`. Each client's secrets are
 shared among its h = k + 1 holders (itself and its k neighbours) and t =
@@ -21,15 +22,20 @@ from dataclasses import dataclass
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, fixed_point_params
+from edgesim.network.secagg.profiles import PROFILES
 
 #: ``graph = "auto"`` uses the complete graph (Bonawitz) up to this many clients.
 AUTO_COMPLETE_MAX_CLIENTS = 100
-#: Cost of one 2048-bit modular exponentiation in PRG-word equivalents (~4 ms
-#: vs ~30 ns per SHAKE-128 word).
-KEY_AGREEMENT_WORDS = 2**17
-#: ``masking = "auto"`` runs the cryptography when n k (p + KEY_AGREEMENT_WORDS)
-#: is at most this (a tenth of a second of CPU per aggregation: n k <= 32 key agreements).
-AUTO_CRYPTO_MAX_WORK = 2**22
+#: Cost of one (client, neighbour) pair's key work (key agreements, HKDF, share encryption,
+#: Shamir) in mask-word equivalents, by profile: a mask word (ChaCha20, the additions) costs
+#: about 3.5 ns, a pair's key work 105-128 us (x25519), 415-980 us (flower), 4.9-5.1 ms
+#: (ffdhe2048): two fits of whole sessions by analysis/benchmarks/bench_secagg.py --fit on the
+#: loaded 2-core machine (2^14.8-2^15.1, 2^17.0-2^18.1, 2^20.4-2^20.5 words; rounded).
+KEY_AGREEMENT_WORDS = {"x25519": 2**15, "flower": 2**18, "ffdhe2048": 2**20}
+#: ``masking = "auto"`` runs the cryptography when n k (p + KEY_AGREEMENT_WORDS[profile])
+#: is at most this: about two seconds of CPU per aggregation (1.9 s predicted at 3.6 ns a
+#: word; the threshold before issue 31, 2^22, was a tenth of a second with ffdhe2048).
+AUTO_CRYPTO_MAX_WORK = 2**29
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,20 @@ class SecAggConfig:
         " saturated and counted); the frac bits f are the largest with n B 2^f < 2^63",
         gt=0,
     )
+    profile: str = option(
+        "x25519",
+        "the cryptography and its message sizes: 'x25519' (X25519 keys of 32 bytes, AES-GCM"
+        " shares), 'flower' (as Flower's SecAgg+: P-384 keys PEM-encoded in 215 bytes, Fernet"
+        " shares) or 'ffdhe2048' (RFC 7919 finite-field DH, 256-byte keys: results before"
+        " issue 31); keys come from the scenario's seed: reproducible, not secret",
+        choices=tuple(PROFILES),
+    )
     masking: str = option(
         "auto",
         "'crypto' (real key agreement, shares and masks), 'skip' (no cryptography: same"
-        " messages and bytes, identical sum) or 'auto' (crypto when n k (p + 2^17) <= 2^22: tiny sessions)",
+        " messages and bytes, identical sum) or 'auto' (crypto when n k (p + w) <= 2^29, w the"
+        " profile's key work in mask words: 2^15 x25519, 2^18 flower, 2^20 ffdhe2048; about"
+        " two seconds)",
         choices=("auto", "crypto", "skip"),
     )
     rekey: str = option(
@@ -113,7 +129,8 @@ class SecAggPlan:
 
     ``degree`` k (n - 1 for the complete graph), ``threshold`` t of the h =
     k + 1 holders, ``masking`` ('crypto' or 'skip'), ``rekey``,
-    ``frac_bits`` and ``value_bound`` of the fixed point.
+    ``frac_bits`` and ``value_bound`` of the fixed point, ``profile`` (the
+    name of a :class:`~edgesim.network.secagg.profiles.Profile`).
     """
 
     n_clients: int
@@ -124,6 +141,7 @@ class SecAggPlan:
     rekey: str
     frac_bits: int
     value_bound: float
+    profile: str = "x25519"
 
     @property
     def complete(self) -> bool:
@@ -138,7 +156,7 @@ def plan_secagg(n_clients: int, dim: int, cfg: SecAggConfig | None = None) -> Se
     :func:`auto_degree`), odd rounded up to even, capped at n - 1; 'auto' ->
     complete when n <= ``AUTO_COMPLETE_MAX_CLIENTS``. Threshold t =
     floor(threshold (k + 1)) + 1. Masking 'auto' -> 'crypto' when
-    ``n k (dim + KEY_AGREEMENT_WORDS) <= AUTO_CRYPTO_MAX_WORK``.
+    ``n k (dim + KEY_AGREEMENT_WORDS[profile]) <= AUTO_CRYPTO_MAX_WORK``.
     """
     cfg = cfg or SecAggConfig()
     n, p = int(n_clients), int(dim)
@@ -155,7 +173,8 @@ def plan_secagg(n_clients: int, dim: int, cfg: SecAggConfig | None = None) -> Se
     t = min(h, math.floor(round(float(cfg.threshold) * h, 9)) + 1)
     masking = cfg.masking
     if masking == "auto":
-        masking = "crypto" if n * k * (p + KEY_AGREEMENT_WORDS) <= AUTO_CRYPTO_MAX_WORK else "skip"
+        work = n * k * (p + KEY_AGREEMENT_WORDS[cfg.profile])
+        masking = "crypto" if work <= AUTO_CRYPTO_MAX_WORK else "skip"
     return SecAggPlan(
         n_clients=n,
         dim=p,
@@ -165,4 +184,5 @@ def plan_secagg(n_clients: int, dim: int, cfg: SecAggConfig | None = None) -> Se
         rekey=cfg.rekey,
         frac_bits=fixed_point_params(n, cfg.value_bound),
         value_bound=float(cfg.value_bound),
+        profile=cfg.profile,
     )

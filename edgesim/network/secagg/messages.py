@@ -1,15 +1,18 @@
 """Secure aggregation's messages: :class:`StageMessages` and the counts of :func:`protocol_messages`.
 
 Every message carries ``HEADER_BYTES`` = 64 bytes of header; ids are 4
-bytes, k is the degree, p the vector length:
+bytes, k is the degree, p the vector length, K the bytes of one public key
+and C those of one encrypted share in the session's profile
+(:mod:`~edgesim.network.secagg.profiles`: K = 32, C = 100 for x25519; 215,
+184 for flower; 256, 100 for ffdhe2048); no signatures are modelled:
 
 =================  =====  ===========  ====================================
 stage              dir    messages     bytes each
 =================  =====  ===========  ====================================
-advertise_keys     up     n            64 + 2*256 (two DH public keys)
-advertise_keys     down   n            64 + k (4 + 512) (neighbours' keys)
-share_keys         up     n            64 + k (4 + 100) (encrypted shares)
-share_keys         down   n            64 + k (4 + 100) (shares for it)
+advertise_keys     up     n            64 + 2 K (two public keys)
+advertise_keys     down   n            64 + k (4 + 2 K) (neighbours' keys)
+share_keys         up     n            64 + k (4 + C) (encrypted shares)
+share_keys         down   n            64 + k (4 + C) (shares for it)
 masked_input       up     n            64 + 8 p (replaces the plain upload)
 survivors          down   survivors    64 + ceil(k / 8) (neighbour bitmap)
 unmasking          up     responders   64 + (k + 1)(4 + 32) (for itself and
@@ -17,8 +20,9 @@ unmasking          up     responders   64 + (k + 1)(4 + 32) (for itself and
                                        i survived, else of i's key)
 =================  =====  ===========  ====================================
 
-An encrypted share is 28 + 72 bytes: sender id, receiver id, the key share
-and the self-mask share (4 + 4 + 32 + 32). The two key stages run in every
+An encrypted share's plaintext is 72 bytes: sender id, receiver id, the
+share of the masking key's seed and of the self-mask seed (4 + 4 + 32 + 32);
+AES-GCM adds 28 (nonce and tag), Fernet makes it a 184-byte token. The two key stages run in every
 aggregation with ``rekey = "round"`` and once per session with ``rekey =
 "session"``.
 """
@@ -31,25 +35,27 @@ import numpy as np
 
 from edgesim.mechanisms.protocol import HEADER_BYTES
 from edgesim.network.secagg.config import SecAggConfig, SecAggPlan, plan_secagg
-from edgesim.network.secagg.crypto import (
-    CLIENT_ID_BYTES,
-    DH_PUBLIC_KEY_BYTES,
-    SHARE_BYTES,
-    SHARE_CIPHERTEXT_BYTES,
-)
+from edgesim.network.secagg.crypto import CLIENT_ID_BYTES, SHARE_BYTES, SHARE_PLAINTEXT_BYTES
+from edgesim.network.secagg.profiles import get_profile
 
 #: The sender/receiver id of the server in :class:`StageMessages`.
 SERVER = -1
 
 
 def stage_sizes(plan: SecAggPlan) -> dict[str, int]:
-    """Return the bytes of one message of each (stage, direction), header included."""
+    """Return the bytes of one message of each (stage, direction), header included.
+
+    Key and share sizes are those of ``plan.profile`` (module docstring).
+    """
     k, p = plan.degree, plan.dim
+    prof = get_profile(plan.profile)
+    keys = 2 * prof.public_key_bytes
+    share = prof.ciphertext_bytes(SHARE_PLAINTEXT_BYTES)
     return {
-        "advertise_keys/up": HEADER_BYTES + 2 * DH_PUBLIC_KEY_BYTES,
-        "advertise_keys/down": HEADER_BYTES + k * (CLIENT_ID_BYTES + 2 * DH_PUBLIC_KEY_BYTES),
-        "share_keys/up": HEADER_BYTES + k * (CLIENT_ID_BYTES + SHARE_CIPHERTEXT_BYTES),
-        "share_keys/down": HEADER_BYTES + k * (CLIENT_ID_BYTES + SHARE_CIPHERTEXT_BYTES),
+        "advertise_keys/up": HEADER_BYTES + keys,
+        "advertise_keys/down": HEADER_BYTES + k * (CLIENT_ID_BYTES + keys),
+        "share_keys/up": HEADER_BYTES + k * (CLIENT_ID_BYTES + share),
+        "share_keys/down": HEADER_BYTES + k * (CLIENT_ID_BYTES + share),
         "masked_input/up": HEADER_BYTES + 8 * p,
         "survivors/down": HEADER_BYTES + (k + 7) // 8,
         "unmasking/up": HEADER_BYTES + (k + 1) * (CLIENT_ID_BYTES + SHARE_BYTES),

@@ -17,8 +17,6 @@ exactly. The crypto path loops over clients and pairs in Python, so
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from edgesim.mechanisms.fixed_point import FixedPoint
@@ -26,22 +24,21 @@ from edgesim.mechanisms.protocol import HEADER_BYTES
 from edgesim.network.secagg.config import SecAggConfig, plan_secagg
 from edgesim.network.secagg.crypto import (
     CLIENT_ID_BYTES,
-    DH_PUBLIC_KEY_BYTES,
     DOMAIN_PAIR_MASK,
     DOMAIN_SELF_MASK,
-    DOMAIN_SHARE_ENCRYPTION,
+    INFO_PAIR_SEED,
+    INFO_SHARE_KEY,
     SHARE_BYTES,
-    dh_agree,
-    dh_keypair,
+    draw_seeds,
+    hkdf_sha256,
     int_bytes,
-    open_sealed,
     pair_id,
     prg,
-    seal,
     shamir_share,
 )
 from edgesim.network.secagg.graph import NeighbourGraph
 from edgesim.network.secagg.messages import SERVER, StageMessages, stage_sizes
+from edgesim.network.secagg.profiles import get_profile
 from edgesim.network.secagg.unmasking import Unmasking
 
 
@@ -63,11 +60,13 @@ class SecureAggregation(Unmasking):
     (``rng.permutation(n)``, k-regular only) and then 16 bytes that seed the
     session's own stream, identically for both masking modes, so ``rng`` ends
     in the same state whether cryptography runs or not. From the session's
-    stream, crypto masking only: :meth:`advertise_keys` draws 2 n exponents
-    (32 bytes each; client 0's encryption then masking key, client 1's, ...);
-    :meth:`share_keys` draws n self-mask seeds (32 bytes each) and then, per
-    client in id order, the polynomial coefficients of its key and of its
-    seed (:func:`shamir_share`).
+    stream, crypto masking only: :meth:`advertise_keys` draws 2 n key seeds
+    (32 bytes each, :func:`draw_seeds`; client 0's encryption then masking
+    key seed, client 1's, ...), from which the profile derives each private
+    key; :meth:`share_keys` draws n self-mask seeds (32 bytes each) and then,
+    per client in id order, the polynomial coefficients of its masking-key
+    seed and of its self-mask seed (:func:`shamir_share`). Keys are
+    therefore reproducible from the scenario's seed, by design: not secret.
 
     Security caveat of ``rekey = "session"``: a dropped client's masking key
     is reconstructed, so its inputs in later rounds of the same session are
@@ -89,6 +88,7 @@ class SecureAggregation(Unmasking):
         seed = int.from_bytes(rng.bytes(16), "little")
         self._rng = np.random.Generator(np.random.PCG64(seed))
         self.crypto = self.plan.masking == "crypto"
+        self.profile = get_profile(self.plan.profile)
         self._sizes = stage_sizes(self.plan)
         self._stage = "new"  # new -> advertised -> ready
         self._epoch = -1
@@ -149,21 +149,21 @@ class SecureAggregation(Unmasking):
                 self._uniform("advertise_keys", "up", ids, SERVER),
                 self._uniform("advertise_keys", "down", np.full(self.n, SERVER), ids),
             ]
-        self._c_sk, self._c_pk, self._s_sk, self._s_pk = [], [], [], []
-        for _ in range(self.n):
-            for sk_list, pk_list in ((self._c_sk, self._c_pk), (self._s_sk, self._s_pk)):
-                sk, pk = dh_keypair(self._rng)
-                sk_list.append(sk)
-                pk_list.append(pk)
+        prof = self.profile
+        seeds = draw_seeds(self._rng, 2 * self.n)
+        self._s_seed = seeds[1::2]  # masking-key seeds: Shamir-shared in share_keys
+        self._c_sk = [prof.private_key(x) for x in seeds[0::2]]
+        self._s_sk = [prof.private_key(x) for x in self._s_seed]
+        c_pk = [prof.public_bytes(sk) for sk in self._c_sk]
+        self._s_pk = [prof.public_bytes(sk) for sk in self._s_sk]
+        # each client parses its neighbours' keys as received; parsed once per client here
+        self._c_pub = [prof.load_public(b) for b in c_pk]
+        self._s_pub = [prof.load_public(b) for b in self._s_pk]
         self._ae_keys: dict[tuple[int, int], bytes] = {}
         self._pair_seeds: dict[tuple[int, int], bytes] = {}
-        self._server_keys: dict[int, int] = {}
+        self._server_keys: dict[int, object] = {}
         self._server_seeds: dict[tuple[int, int], bytes] = {}
-        pkb = [
-            int_bytes(self._c_pk[i], DH_PUBLIC_KEY_BYTES)
-            + int_bytes(self._s_pk[i], DH_PUBLIC_KEY_BYTES)
-            for i in range(self.n)
-        ]
+        pkb = [c_pk[i] + self._s_pk[i] for i in range(self.n)]
         down = [
             b"".join(int_bytes(j, CLIENT_ID_BYTES) + pkb[j] for j in self._nbrs[i])
             for i in range(self.n)
@@ -179,10 +179,8 @@ class SecureAggregation(Unmasking):
         """Return the share-encryption key of the pair {i, j} (from their encryption key pairs)."""
         pair = (min(i, j), max(i, j))
         if pair not in self._ae_keys:
-            shared = dh_agree(self._c_sk[i], self._c_pk[j])
-            self._ae_keys[pair] = hashlib.sha256(
-                DOMAIN_SHARE_ENCRYPTION + shared + pair_id(i, j)
-            ).digest()
+            shared = self.profile.agree(self._c_sk[i], self._c_pub[j])
+            self._ae_keys[pair] = hkdf_sha256(shared, INFO_SHARE_KEY + pair_id(i, j))
         return self._ae_keys[pair]
 
     def _nonce(self, i: int, j: int) -> bytes:
@@ -192,9 +190,10 @@ class SecureAggregation(Unmasking):
     def share_keys(self) -> list[StageMessages]:
         """Run ShareKeys: return [up (each client's encrypted shares for its neighbours), down (those addressed to it)].
 
-        Each client draws its self-mask seed b_i and Shamir-shares b_i and its
-        masking secret key among its h = k + 1 holders (t-of-h); the share
-        for itself stays local, the others go, encrypted, through the server.
+        Each client draws its self-mask seed b_i and Shamir-shares b_i and the
+        seed of its masking private key among its h = k + 1 holders (t-of-h);
+        the share for itself stays local, the others go, encrypted with the
+        profile's cipher under the pair's HKDF key, through the server.
         Receivers decrypt and keep their shares.
         """
         if self._stage != "advertised":
@@ -208,17 +207,15 @@ class SecureAggregation(Unmasking):
                 self._uniform("share_keys", "down", srv, ids),
             ]
         t = self.plan.threshold
-        raw = self._rng.bytes(32 * self.n)
-        # 254-bit seeds, below SHAMIR_PRIME
-        self._b = [int.from_bytes(raw[32 * i : 32 * i + 32], "big") >> 2 for i in range(self.n)]
+        self._b = draw_seeds(self._rng, self.n)  # 254-bit seeds, below SHAMIR_PRIME
         self._held: list[dict[int, tuple[int, int]]] = [{} for _ in range(self.n)]
         up: list[bytes] = []
         inbox: list[list[tuple[int, bytes]]] = [[] for _ in range(self.n)]
         for i in range(self.n):
             holders = np.sort(np.append(self._nbrs[i], i))
             xs = [int(j) + 1 for j in holders]
-            sk_sh = shamir_share(self._s_sk[i], xs, t, self._rng)
-            b_sh = shamir_share(self._b[i], xs, t, self._rng)
+            sk_sh = shamir_share(int.from_bytes(self._s_seed[i], "big"), xs, t, self._rng)
+            b_sh = shamir_share(int.from_bytes(self._b[i], "big"), xs, t, self._rng)
             parts = []
             for j, a, b in zip(holders.tolist(), sk_sh, b_sh, strict=True):
                 if j == i:
@@ -230,7 +227,7 @@ class SecureAggregation(Unmasking):
                     + int_bytes(a, SHARE_BYTES)
                     + int_bytes(b, SHARE_BYTES)
                 )
-                ct = seal(self._ae_key(i, j), self._nonce(i, j), pt)
+                ct = self.profile.seal(self._ae_key(i, j), self._nonce(i, j), pt)
                 parts.append(int_bytes(j, CLIENT_ID_BYTES) + ct)
                 inbox[j].append((i, ct))
             up.append(b"".join(parts))
@@ -238,7 +235,7 @@ class SecureAggregation(Unmasking):
         for j in range(self.n):
             down.append(b"".join(int_bytes(i, CLIENT_ID_BYTES) + ct for i, ct in inbox[j]))
             for i, ct in inbox[j]:
-                pt = open_sealed(self._ae_key(j, i), ct)
+                pt = self.profile.open(self._ae_key(j, i), ct)
                 if pt[:8] != int_bytes(i, CLIENT_ID_BYTES) + int_bytes(j, CLIENT_ID_BYTES):
                     raise ValueError(f"share from {i} to {j} carries the wrong ids")
                 self._held[j][i] = (int.from_bytes(pt[8:40], "big"), int.from_bytes(pt[40:], "big"))
@@ -250,13 +247,11 @@ class SecureAggregation(Unmasking):
     # -- MaskedInputCollection ---------------------------------------------
 
     def _pair_seed(self, i: int, j: int) -> bytes:
-        """Return s_ij = SHA-256(domain || DH(s_i^SK, s_j^PK) || ids), as either end derives it."""
+        """Return s_ij = HKDF-SHA256(KA(s_i^SK, s_j^PK), info || ids), as either end derives it."""
         pair = (min(i, j), max(i, j))
         if pair not in self._pair_seeds:
-            shared = dh_agree(self._s_sk[i], self._s_pk[j])
-            self._pair_seeds[pair] = hashlib.sha256(
-                DOMAIN_PAIR_MASK + shared + pair_id(i, j)
-            ).digest()
+            shared = self.profile.agree(self._s_sk[i], self._s_pub[j])
+            self._pair_seeds[pair] = hkdf_sha256(shared, INFO_PAIR_SEED + pair_id(i, j))
         return self._pair_seeds[pair]
 
     def masked_inputs(self, clients, values, weights, round_index: int) -> StageMessages:
@@ -295,7 +290,7 @@ class SecureAggregation(Unmasking):
         if self.crypto and ids.size:
             row = {int(c): k for k, c in enumerate(ids)}
             for k, c in enumerate(ids.tolist()):
-                y[k] += prg(int_bytes(self._b[c], SHARE_BYTES), self.dim, r, DOMAIN_SELF_MASK)
+                y[k] += prg(self._b[c], self.dim, r, DOMAIN_SELF_MASK)
             e = self.graph.edges()
             mine = np.zeros(self.n, dtype=bool)
             mine[ids] = True

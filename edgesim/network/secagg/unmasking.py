@@ -1,8 +1,9 @@
 """Secure aggregation's last stage: the server unmasks the sum, or aborts (:class:`SecAggAborted`).
 
 From t Shamir shares sent by the responders the server reconstructs b_i of
-every survivor (and removes PRG(b_i)) and the masking key of every dropped
-client with a surviving neighbour (and recomputes and removes its pairwise
+every survivor (and removes PRG(b_i)) and the masking-key seed of every
+dropped client with a surviving neighbour (derives its private key, checks it
+against the advertised public key, and recomputes and removes its pairwise
 masks with those neighbours). :class:`Unmasking` holds these methods of
 :class:`~edgesim.network.secagg.session.SecureAggregation`, which inherits
 them; they use the session's state.
@@ -10,18 +11,16 @@ them; they use the session's state.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from edgesim.network.secagg.crypto import (
     CLIENT_ID_BYTES,
     DOMAIN_PAIR_MASK,
     DOMAIN_SELF_MASK,
-    FFDHE2048_G,
-    FFDHE2048_P,
+    INFO_PAIR_SEED,
+    SEED_BYTES,
     SHARE_BYTES,
-    dh_agree,
+    hkdf_sha256,
     int_bytes,
     pair_id,
     prg,
@@ -102,7 +101,9 @@ class Unmasking:
             parts = []
             for i in sorted(self._held[j]):
                 a, b = self._held[j][i]
-                parts.append(int_bytes(i, CLIENT_ID_BYTES) + int_bytes(b if s[i] else a, 32))
+                parts.append(
+                    int_bytes(i, CLIENT_ID_BYTES) + int_bytes(b if s[i] else a, SHARE_BYTES)
+                )
             up.append(b"".join(parts))
         return [
             self._from_payloads("survivors", "down", np.full(sid.size, SERVER), sid, down),
@@ -126,12 +127,12 @@ class Unmasking:
         i = int(np.flatnonzero(fail_key)[0])
         raise SecAggAborted(i, "key", c_r[i], t, failing)
 
-    def _reconstruct(self, owner: int, r: np.ndarray, which: int) -> int:
-        """Return secret ``which`` (0: key, 1: b) of ``owner`` from the first t responders' shares."""
+    def _reconstruct(self, owner: int, r: np.ndarray, which: int) -> bytes:
+        """Return seed ``which`` (0: masking key's, 1: b) of ``owner`` from the first t responders' shares."""
         holders = [j for j in sorted(self._held_by(owner)) if r[j]][: self.plan.threshold]
         xs = [j + 1 for j in holders]
         ys = [self._held[j][owner][which] for j in holders]
-        return shamir_reconstruct(xs, ys)
+        return int_bytes(shamir_reconstruct(xs, ys), SEED_BYTES)
 
     def _held_by(self, owner: int) -> list[int]:
         """Return the clients holding shares of ``owner``'s secrets (its neighbours and itself)."""
@@ -180,11 +181,11 @@ class Unmasking:
         if self.crypto:
             for i in np.flatnonzero(s).tolist():
                 b = self._reconstruct(i, r, 1)
-                total -= prg(int_bytes(b, SHARE_BYTES), self.dim, rr, DOMAIN_SELF_MASK)
+                total -= prg(b, self.dim, rr, DOMAIN_SELF_MASK)
             for d in np.flatnonzero(need).tolist():
                 if d not in self._server_keys:
-                    sk = self._reconstruct(d, r, 0)
-                    if pow(FFDHE2048_G, sk, FFDHE2048_P) != self._s_pk[d]:
+                    sk = self.profile.private_key(self._reconstruct(d, r, 0))
+                    if self.profile.public_bytes(sk) != self._s_pk[d]:
                         raise RuntimeError(f"reconstructed key of client {d} does not match")
                     self._server_keys[d] = sk
                 for i in self._nbrs[d].tolist():
@@ -192,10 +193,10 @@ class Unmasking:
                         continue
                     pair = (min(i, d), max(i, d))
                     if pair not in self._server_seeds:
-                        shared = dh_agree(self._server_keys[d], self._s_pk[i])
-                        self._server_seeds[pair] = hashlib.sha256(
-                            DOMAIN_PAIR_MASK + shared + pair_id(i, d)
-                        ).digest()
+                        shared = self.profile.agree(self._server_keys[d], self._s_pub[i])
+                        self._server_seeds[pair] = hkdf_sha256(
+                            shared, INFO_PAIR_SEED + pair_id(i, d)
+                        )
                     mask = prg(self._server_seeds[pair], self.dim, rr, DOMAIN_PAIR_MASK)
                     if i < d:  # survivor i added PRG(s_id)
                         total -= mask
