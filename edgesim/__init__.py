@@ -6,6 +6,7 @@ The Python API (the same machinery as the ``edgesim`` command)::
 
     sc = edgesim.load_scenario("scenarios/quickstart.toml", overrides={"agents.count": 20})
     res = edgesim.run(sc)                      # a RunResult
+    br = edgesim.deviate("paper-fig1", agent=0, family="pull", parameters={"lam": [-2, 2]})
     res.model.global_loss, res["model"]["global_loss"], res.to_json()  # ``edgesim run --json``
 
     sc = edgesim.Scenario(agents=edgesim.AgentsConfig(count=5))  # typed, one class per table
@@ -65,6 +66,7 @@ __all__ = [
     "__version__",
     "check_access",
     "check_mechanism",
+    "deviate",
     "load_scenario",
     "load_sweep",
     "register_mechanism",
@@ -136,6 +138,50 @@ def run(scenario, overrides: dict | list[str] | None = None) -> RunResult:
     from edgesim.result import RunResult
 
     return RunResult(simulate.run(scenario))
+
+
+def deviate(
+    scenario,
+    *,
+    agent=None,
+    family: str | None = None,
+    parameters: dict | None = None,
+    fixed: dict | None = None,
+    objective: str | None = None,
+    budget: int | None = None,
+    overrides: dict | list[str] | None = None,
+) -> dict:
+    """Search an agent's (or a coalition's) best deviation within a family; returns the search's dict.
+
+    ``scenario``: a Scenario, path, shipped name or dict (loaded with ``overrides``); its
+    ``[best_response]`` table is the starting point, changed by the arguments given:
+    ``agent`` (an index, or a list: a coalition deviating jointly, summed objective),
+    ``family`` (a registered strategy), ``parameters`` ({option: [lo, hi]}, 1 to 4),
+    ``fixed`` ({option: value}), ``objective`` ('overall', 'overall-test', 'test'),
+    ``budget`` (most mechanism runs). ``edgesim.deviate("paper-fig1", agent=0,
+    family="pull", parameters={"lam": [-2, 2]})``. Returns what a run's JSON holds under
+    ``best_response`` (:func:`edgesim.best_response.search`: regret, bound, parameters,
+    curve, ...; loss units). Raises ``edgesim.errors.ScenarioErrors`` naming bad keys.
+    """
+    from edgesim import best_response, reference, simulate
+    from edgesim.scenario import Scenario, ensure_registered
+
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, overrides)
+    elif overrides:
+        raise TypeError("overrides apply when loading: pass a path or a dict, not a Scenario")
+    sc = best_response.configured(
+        scenario,
+        agent,
+        family=family,
+        parameters=parameters,
+        fixed=fixed,
+        objective=objective,
+        budget=budget,
+    )
+    ensure_registered(sc)
+    sim = simulate.Simulation(sc)
+    return best_response.search(sim, sc.best_response, optimum=reference.optimum)
 
 
 class SweepResult:

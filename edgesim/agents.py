@@ -96,18 +96,65 @@ class Truthful(Strategy):
 
 @dataclass(frozen=True)
 class Amplify(Strategy):
-    """Multiply every gradient report by ``gamma`` (Sec. III-B)."""
+    """Multiply gradient reports by ``gamma`` (Sec. III-B), in every request or only some.
+
+    ``phases``: ``"all"``, ``"phase1"`` or ``"phase2"``: the phases whose
+    gradient reports are amplified. ``problems``: ``"all"``, or ``"own"`` /
+    ``"others"``: only Phase II requests of the agent's own payment problem /
+    of the other agents' (Phase I is no one's payment problem, so either
+    restriction leaves Phase I truthful). FFL never asks an agent for a
+    gradient in its own problem (Alg. 1, line 10), nor DP-FFL in its own
+    cluster's (Alg. 2), so ``problems = "own"`` amplifies nothing there. Loss
+    reports pass unchanged. The defaults amplify every gradient report.
+    """
 
     gamma: float = 1.0
+    phases: str = "all"
+    problems: str = "all"
     kind = "amplify"
+
+    def report(self, request, rows):
+        """Return the rows sent: ``gamma * rows`` for the gradient rows selected, else ``rows``."""
+        if request.ask != "gradient":
+            return self.losses(rows, request.phase, request.rng)
+        if self.phases == "all" and self.problems == "all":
+            return self.gradients(rows, request.phase, request.rng)
+        chosen = Amplify.selected_rows(request, self.phases, self.problems)
+        if not chosen.any():
+            return rows
+        return np.where(chosen[:, None], self.gradients(rows, request.phase, request.rng), rows)
+
+    @staticmethod
+    def selected_rows(request, phases: str, problems: str) -> np.ndarray:
+        """Return which rows of ``request`` a phase / payment-problem restriction selects, bool (m,).
+
+        ``phases``: ``"all"`` or the phase's name; ``problems``: ``"all"``,
+        ``"own"`` (Phase II rows whose problem computes the row's agent's own
+        payment: :attr:`~edgesim.device_view.Request.own_problem`) or
+        ``"others"`` (the other Phase II rows).
+        """
+        m = request.agents.size
+        if phases != "all" and request.phase != phases:
+            return np.zeros(m, dtype=bool)
+        if problems == "all":
+            return np.ones(m, dtype=bool)
+        if request.phase != "phase2":
+            return np.zeros(m, dtype=bool)
+        own = np.asarray(request.own_problem, dtype=bool)
+        return own.copy() if problems == "own" else ~own
 
     def gradients(self, rows, phase, rng):
         """Return ``gamma * rows``."""
         return self.gamma * rows
 
     def describe(self):
-        """Return ``amplify(gamma=...)``."""
-        return f"amplify(gamma={self.gamma:g})"
+        """Return ``amplify(gamma=...)``, with its restrictions when it has any."""
+        limits = "".join(
+            f", {name}={value}"
+            for name, value in (("phases", self.phases), ("problems", self.problems))
+            if value != "all"
+        )
+        return f"amplify(gamma={self.gamma:g}{limits})"
 
 
 @dataclass(frozen=True)
@@ -138,6 +185,16 @@ class AmplifyOptions:
     """The ``amplify`` strategy's option, written inline in its ``[[agents.strategy]]`` table."""
 
     gamma: float = option(1.0, "amplify: the factor multiplying every gradient report", gt=0.0)
+    phases: str = option(
+        "all", "amplify: the phases whose gradient reports it amplifies",
+        choices=("all", "phase1", "phase2"),
+    )  # fmt: skip
+    problems: str = option(
+        "all",
+        "amplify: 'all' requests, or only the Phase II requests of the agent's 'own' payment "
+        "problem, or of the 'others' problems (either leaves Phase I truthful)",
+        choices=("all", "own", "others"),
+    )
 
 
 @dataclass(frozen=True)
@@ -212,7 +269,8 @@ def register_strategy(name: str, factory, *, options: type | None = None, replac
 
 
 def _amplify(cfg: StrategyConfig) -> Amplify:
-    return Amplify(resolved_options(cfg, "options").gamma)
+    opts = resolved_options(cfg, "options")
+    return Amplify(opts.gamma, opts.phases, opts.problems)
 
 
 def _noisy(cfg: StrategyConfig) -> NoisyReport:
@@ -257,6 +315,10 @@ class Population:
                 index[key] = len(self._groups)
                 self._groups.append(s)
             self._label[k] = index[key]
+
+    def deviators(self) -> np.ndarray:
+        """Return the agents whose strategy may change what they report or send, sorted (int64)."""
+        return np.flatnonzero(self._label >= 0)
 
     @property
     def all_truthful(self) -> bool:
@@ -340,7 +402,14 @@ class Population:
         """Append what group ``g``'s agents sent for ``req`` to its history (rows copied)."""
         agents = req.agents if withheld is None else req.agents[withheld]
         self._history.setdefault(g, []).append(
-            Past(req.phase, req.round, req.problem, req.ask, agents, None if rows is None else rows.copy())
+            Past(
+                req.phase,
+                req.round,
+                req.problem,
+                req.ask,
+                agents,
+                None if rows is None else rows.copy(),
+            )
         )
 
 

@@ -39,7 +39,7 @@ and every output field in [output.md](output.md).
 
 ACCESS_MODULE = "edgesim.network.access"
 
-RUNNING = ("run", "load_scenario", "load_sweep", "sweep")
+RUNNING = ("run", "deviate", "load_scenario", "load_sweep", "sweep")
 FACADE_PARTS = ("register_mechanism", "check_mechanism", "register_strategy")
 NETWORK_PARTS = (
     ("edgesim.network.links", "register_link"),

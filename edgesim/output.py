@@ -166,8 +166,13 @@ class RunRecord:
         optional=True,
     )
     best_response: dict | None = _f(
-        "with [best_response] enabled: agent, objective_kind, gamma, objective, truthful,"
-        " gain, opt_out, and the evaluated grid",
+        "with [best_response] enabled, the search's result: family, agent (an id, or a list for"
+        " a coalition), objective_kind, parameters (the best found), objective, truthful"
+        " (J with every agent truthful), regret (= gain: truthful - objective), gamma (amplify),"
+        " opt_out (J when the agent leaves), bound and its terms (the faithfulness bound for"
+        " that mechanism and setting, or null with a reason), curve (every evaluated point),"
+        " evaluations, search (brackets, fixed options, grid, method, budget); the original"
+        " gamma search also keeps its grid",
         optional=True,
     )
     economics: dict | None = _f(
@@ -183,6 +188,19 @@ class RunRecord:
         " 20 ids), above_local_count (excess > 0), excess_max, excess_max_agent,"
         " undetermined_count (no test sample or payment); null without output.local_baseline."
         " E4 weak budget balance: budget_total >= -tolerance (1e-9 sum_k |P_k|: rounding)"
+    )
+    sybil: list | None = _f(
+        "with a sybil strategy, one object per owner: owner, identities (their agent ids, the"
+        " owner's first), samples, weights p_i and payments P_i of each, money (sum p_i P_i),"
+        " weight_truthful (p_k), J (money / p_k + F_k(w*)), truthful (money and J when the owner"
+        " is one truthful agent) and gain (truthful J - J)",
+        optional=True,
+    )
+    claims: dict | None = _f(
+        "with a claim-size strategy: weights (agents.weights), read (whether the server weighted"
+        " the claims), agents (per claimant: agent, samples, claimed, weight, weight_truthful,"
+        " payment, money = weight x payment, J)",
+        optional=True,
     )
     per_agent: dict | None = _f(
         "output.per_agent npz, parquet or none: format, file (the sidecar's name, beside the"

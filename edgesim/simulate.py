@@ -16,8 +16,9 @@ import numpy as np
 
 from edgesim.agents import TRUTHFUL, Population, make_strategy
 from edgesim.best_response import best_response as best_response
-from edgesim.best_response import search_amplify
+from edgesim.best_response import search as search_deviation
 from edgesim.canary import Canary, make_canary
+from edgesim.deviations import identities
 from edgesim.economics import properties as economic_properties
 from edgesim.learning.data import FederatedDataset, build_dataset
 from edgesim.learning.local import local_models
@@ -85,10 +86,13 @@ def network_seed(seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed).spawn(len(STREAMS) + 1)[len(STREAMS)]
 
 
-def weights_for(kind: str, n_k: np.ndarray) -> np.ndarray:
-    """Return p_k: equal (1/K) or proportional to samples (n_k / n)."""
+def weights_for(kind: str, n_k: np.ndarray, claimed: np.ndarray | None = None) -> np.ndarray:
+    """Return p_k (K,): equal (1/K), n_k / n, or for "claimed" claimed n_k / their sum (n_k / n
+    when ``claimed`` is None: nobody claims)."""
     if kind == "equal":
         return np.full(n_k.size, 1.0 / n_k.size)
+    if kind == "claimed" and claimed is not None:
+        return claimed / claimed.sum()
     return n_k / n_k.sum()
 
 
@@ -105,6 +109,7 @@ class MechanismRun:
     L_g: float
     network: NetworkServer | None = None
     side: AgentSide | None = None
+    claimed: np.ndarray | None = None  # the counts the server was told (None: true n_k)
 
 
 class Simulation:
@@ -113,6 +118,8 @@ class Simulation:
     Running several times (a best-response search) reuses the same data and
     restarts the server's and agents' random streams from the seed, so runs
     differ only by the strategies (common random numbers).
+    A ``sybil`` owner's samples are split over its m identities first (K grows by
+    m - 1; ``sybil``: where they went, :func:`edgesim.deviations.identities.split_sybils`).
     """
 
     def __init__(self, scenario: Scenario, data: FederatedDataset | None = None):
@@ -121,6 +128,10 @@ class Simulation:
         task = "regression" if scenario.model.kind == "ridge" else "classification"
         K = scenario.agents.count
         self.data = data if data is not None else build_dataset(scenario.data, K, task, rng["data"])
+        strategies = {s.agent: make_strategy(s) for s in scenario.agents.strategy}
+        self.original_data = self.data
+        self.data, self.sybil = identities.split_sybils(self.data, strategies, scenario)
+        self.counterpart: Simulation | None = None  # the Sybil owners' truthful run (built once)
         m = scenario.model
         self.model: Model = make_model(m.kind, m.l2, m.intercept, self.data.n_classes)
         self.canary: Canary | None = None
@@ -136,9 +147,7 @@ class Simulation:
         if R is not None:  # each device clips its own samples, the canary included
             self.data = self.data.clip_features(R, copy=data is not None)
         self.design = self.model.design(self.data)
-        self.population = Population(
-            K, {s.agent: make_strategy(s) for s in scenario.agents.strategy}
-        )
+        self.population = Population(self.data.K, strategies)
         self._local = None
         self.last_trace = self.last_events = None  # the last network run's trace and event log
         self.events_window: tuple[float, float] | None = None  # log device events in it (s)
@@ -152,7 +161,7 @@ class Simulation:
         population = population or self.population
         rng = streams(sc.seed, audit_trial(sc))
         participants = population.participants()
-        ctx, design = self.server_context(participants, rng["server"])
+        ctx, design = self.server_context(participants, rng["server"], population)
         p, mu, L_g = ctx.p, ctx.mu, ctx.L_g
         side = AgentSide(
             self.model,
@@ -179,14 +188,19 @@ class Simulation:
                 outcome = server.run(gen)
                 counters = server.counters
         side.release()
-        return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side)
+        told = None if ctx.n_k is design.n_k else ctx.n_k
+        return MechanismRun(outcome, counters, participants, p, design, mu, L_g, server, side, told)
 
     def server_context(
-        self, participants: np.ndarray, rng: np.random.Generator
+        self,
+        participants: np.ndarray,
+        rng: np.random.Generator,
+        population: Population | None = None,
     ) -> tuple[ServerContext, Design]:
         """Return the server's context for ``participants`` (and their design), drawing from ``rng``.
-
-        Raises ValueError when nobody participates.
+        With ``agents.weights = "claimed"``, p_k and n_k are the counts ``population``'s
+        agents claim (default the scenario's; it cannot check them). Raises ValueError
+        when nobody participates.
         """
         if participants.size == 0:
             raise ValueError("every agent opted out: nothing to federate")
@@ -197,11 +211,13 @@ class Simulation:
             L_g = float(mech.public_smoothness)
         elif source == "bound":
             L_g = self.model.smoothness_bound(feature_bound(mech))
+        kind, agents = self.scenario.agents.weights, population or self.population
+        claimed = identities.claimed_counts(kind, agents, participants, design.n_k)
         ctx = ServerContext(
             self.model,
             self.scenario.mechanism,
-            weights_for(self.scenario.agents.weights, design.n_k),
-            design.n_k,
+            weights_for(kind, design.n_k, claimed),
+            design.n_k if claimed is None else claimed,
             self.data.d,
             self.model.strong_convexity(),
             L_g,
@@ -255,11 +271,16 @@ class Simulation:
         payments NaN) still scores by the agent's own, finite, J_k. It is inf
         when the model w* is not finite (Phase I diverged: w* is useless) or
         when the agent's own payment or loss is not finite: no agent gains
-        from a mechanism that broke down on it.
+        from a mechanism that broke down on it. A Sybil owner, or any agent when the
+        server weighted claimed counts, pays money p_i P_i at the server's weights
+        (:func:`edgesim.deviations.identities.owner_objective`: the owner's J).
         """
         if not np.isfinite(run.outcome.model).all():
             return math.inf
         W = self.agent_models(run)
+        J = identities.owner_objective(self, run, agent, kind, W)
+        if J is not None:
+            return J
         pay = float(self.payments_all(run)[agent])
         if kind == "overall":
             value = pay + float(self.model.agent_losses_each(W, self.design)[agent])
@@ -414,7 +435,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         }
     br = scenario.best_response
     if br.enabled:
-        result.best_response = search_amplify(sim, br)
+        result.best_response = search_deviation(sim, br, optimum=optimum)
     no_gap = None if reference.optimum else f"w^o was not computed ({reference.reason})"
     if out.local_models is not None:
         no_gap = "each agent ends with its own model: there is no federated model to compare"
@@ -431,6 +452,8 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
         baseline_missing=no_local,
         search=result.best_response,
     )
+    for key, section in identities.identity_report(sim, mrun).items():  # sybil, claims
+        setattr(result, key, section)
     return result.to_json_dict()
 
 

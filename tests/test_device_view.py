@@ -146,3 +146,15 @@ def test_a_held_back_reply_delays_the_round_by_that_much(fidelity):
     # wait-all rounds: each of the 5 rounds waits for the held-back reply, which leaves
     # 0.25 s after its device computed it: at least 0.25 s, at most 0.25 s more than before
     assert 5 * 0.25 < held["phase1"] <= base + 5 * 0.25 + 1e-9
+
+
+@pytest.mark.parametrize("fidelity", ["none", "batched"])
+def test_an_all_truthful_run_calls_no_strategy_hook(monkeypatch, fidelity):
+    def hook(*args, **kwargs):
+        raise AssertionError("a strategy hook was called in an all-truthful run")
+
+    for name in ("report", "withholds", "delay_s", "gradients", "losses"):
+        monkeypatch.setattr(Strategy, name, hook)
+    monkeypatch.setattr("edgesim.device_view.Request.__init__", hook)
+    run = Simulation(scenario(fidelity)).run_mechanism()
+    assert run.outcome.phase1_rounds == T1 and np.isfinite(run.outcome.payments).all()

@@ -161,7 +161,7 @@ def test_the_echoed_scenario_writes_the_sub_table_and_loads_back(tmp_path):
     assert "options" not in echo["mechanism"]
     assert echo["agents"]["strategy"] == [
         {"agent": 2, "kind": "scale-report", "factor": 0.25},
-        {"agent": 0, "kind": "amplify", "gamma": 3.0},
+        {"agent": 0, "kind": "amplify", "gamma": 3.0, "phases": "all", "problems": "all"},
     ]
     assert from_dict(echo) == sc
     # a built-in mechanism declares no options: no sub-table, and the default echo loads back

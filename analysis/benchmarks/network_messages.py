@@ -77,6 +77,14 @@ class StubSide:
         """The repliers, with no values: nothing is computed."""
         return Replies(agents)
 
+    def withheld(self, step: Gather, agents: np.ndarray) -> None:
+        """No agent withholds a reply (every agent follows the protocol)."""
+        return None
+
+    def delays_ns(self, step: Gather, agents: np.ndarray) -> None:
+        """No agent holds a reply back."""
+        return None
+
 
 def trivial_mechanism(rounds: int):
     """A mechanism generator asking every agent for a loss ``rounds`` times; returns None."""

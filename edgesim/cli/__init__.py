@@ -1,9 +1,9 @@
-"""Command line: ``edgesim run | plan | sweep | audit | validate | scenarios | results | plot | data``.
+"""Command line: ``edgesim run | plan | deviate | sweep | audit | validate | scenarios | results | plot | data``.
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (one line per problem, naming the key),
 130 interrupted (a sweep keeps every finished run; rerun the same command to resume).
-One module per command group (:mod:`~edgesim.cli.run`, ``sweep``, ``audit``,
-``results``, ``scenarios``, ``timeline``, ``data``), each a short function over
+One module per command group (:mod:`~edgesim.cli.run`, ``deviate``, ``sweep``,
+``audit``, ``results``, ``scenarios``, ``timeline``, ``data``), each a short function over
 the library with its own arguments (``add_parsers``); what they share is
 :mod:`~edgesim.cli.common`. The summary printed after a run is
 :mod:`edgesim.summary`.
@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from edgesim.cli import audit, data, results, run, scenarios, sweep, timeline
+from edgesim.cli import audit, data, deviate, results, run, scenarios, sweep, timeline
 from edgesim.cli.audit import cmd_audit
 from edgesim.cli.common import FORCE_HELP
 from edgesim.cli.data import cmd_data_fetch
@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     results.add_parsers(sub)  # results, plot
     scenarios.add_list_parser(sub)  # scenarios
     data.add_parsers(sub)
+    deviate.add_parsers(sub)
     return parser
 
 

@@ -71,6 +71,13 @@ def true_unclipped(clip_norm: float | None, population: Population) -> bool:
     return clip_norm is None and population.all_truthful
 
 
+def mostly_true_unclipped(clip_norm: float | None, population: Population) -> bool:
+    """Whether all but a few agents (at most 1/8 of them) report their true, unclipped
+    gradients: then an open step's weighted sum comes from the moments, less the deviators'
+    true gradients, plus what they send (:meth:`AgentSide.report_replies`)."""
+    return clip_norm is None and population.deviators().size * 8 <= population.K
+
+
 class AgentSide:
     """Every agent's computation: true reports from its own data, then its strategy.
 
@@ -153,7 +160,7 @@ class AgentSide:
             step.sum_weights is None
             or not step.ask.summable
             or step.aggregate is not None
-            or not true_unclipped(self.clip_norm, self.population)
+            or not mostly_true_unclipped(self.clip_norm, self.population)
         ):
             return None
         if self._moments is None or self._moments[0] is not step.sum_weights:
@@ -260,6 +267,9 @@ class AgentSide:
         aggregation only their fixed-point ``total``."""
         moments = self._sums(step)
         if moments is not None:  # the mechanism reads the weighted sum only
+            deviating = self.population.deviators()
+            if deviating.size:
+                return self._mostly_true_replies(step, agents, moments, deviating)
             return Replies(
                 agents,
                 sum_of=lambda a: self.model.weighted_gradient_sum(
@@ -277,6 +287,37 @@ class AgentSide:
             )
             return Replies(agents, total=total)
         return Replies(agents, values=values)
+
+    def _mostly_true_replies(
+        self, step: Gather, agents: np.ndarray, moments, deviating: np.ndarray
+    ) -> Replies:
+        """Return the Replies of a step whose weighted sum comes from the moments although a few
+        of ``agents`` deviate: sum_of(a) is the moments' sum over a's truthful agents (the
+        deviators' true gradients subtracted, :meth:`Model.weighted_gradient_sum`) plus the
+        deviators' reports as sent. Those are formed now, once, in the order the full reports
+        would form them (so a strategy's random draws are the same), and cost m_dev x p, not
+        m x p: a single deviator at K = 10^6 costs about what a truthful run does."""
+        dev = agents[np.isin(agents, deviating)]
+        order = np.argsort(dev, kind="stable")
+        sent = self.reports(step, dev)[order]  # rows of dev sorted, to look up by id
+        dev = dev[order]
+        c = step.sum_weights
+
+        def sum_of(a: np.ndarray) -> np.ndarray:
+            is_dev = np.isin(a, dev)
+            total = self.model.weighted_gradient_sum(step.model, self.design, moments, a[~is_dev])
+            rows = np.searchsorted(dev, a[is_dev])
+            return total + c[a[is_dev]] @ sent[rows]
+
+        def values_of(a: np.ndarray) -> np.ndarray:
+            ids = np.sort(a)
+            out = self.model.agent_grads(step.model, self.design, agents=ids)
+            out = out[np.searchsorted(ids, a)]
+            is_dev = np.isin(a, dev)
+            out[is_dev] = sent[np.searchsorted(dev, a[is_dev])]
+            return out
+
+        return Replies(agents, sum_of=sum_of, values_of=values_of)
 
     def many_bytes(self, step: GatherMany, agents: np.ndarray, each: list) -> tuple:
         """Return (download bytes, upload bytes, reports) per agent of ``agents``, each (m,).

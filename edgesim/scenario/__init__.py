@@ -21,8 +21,9 @@ The package's modules, one job each (everything is re-exported here):
 
 from __future__ import annotations
 
-from edgesim.agents import BUILTIN_STRATEGIES, STRATEGIES, StrategyConfig
+from edgesim.agents import STRATEGIES, StrategyConfig
 from edgesim.config import option, section
+from edgesim.deviations import BUILTIN_STRATEGIES  # registers the deviation families
 from edgesim.errors import ScenarioError, ScenarioErrors
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from edgesim.agents import BUILTIN_STRATEGIES, StrategyConfig
+from edgesim.agents import StrategyConfig
 from edgesim.config import kinds_of, options_class, range_text, type_hints
+from edgesim.deviations import BUILTIN_STRATEGIES
 from edgesim.mechanisms import BUILTIN_MECHANISMS
 from edgesim.mechanisms.base import MechanismConfig
 from edgesim.scenario.schema import AgentsConfig, Scenario
@@ -67,9 +68,12 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
         if f.name in shortcuts:
             continue  # listed as the built-in parts' options
         if f.metadata.get("part_options"):
-            for name, options in _builtin_parts(f.metadata["registry"]):
-                sub = prefix if f.metadata["inline"] else f"{prefix}{name}."
-                rows.extend(reference_rows(options, sub))
+            parts = _builtin_parts(f.metadata["registry"])
+            if f.metadata["inline"]:  # the kinds' options share the table: one row per name
+                rows.extend(_merged([(n, reference_rows(o, prefix)) for n, o in parts]))
+                continue
+            for name, options in parts:
+                rows.extend(reference_rows(options, f"{prefix}{name}."))
             continue
         if f.metadata.get("section"):
             rows.extend(reference_rows(hints[f.name], f"{key}."))
@@ -100,6 +104,30 @@ def reference_rows(cls=Scenario, prefix: str = "") -> list[tuple[str, str, str, 
         if cls is AgentsConfig and f.name == "strategy":
             rows.extend(reference_rows(StrategyConfig, f"{key}[]."))
     return rows
+
+
+def _merged(per_kind: list[tuple[str, list]]) -> list[tuple[str, str, str, str]]:
+    """Return one row per key of inline options that several kinds declare (a strategy's
+    ``probability``, read by ``withhold`` and ``late``), in first-seen order: the default and
+    the allowed values when the kinds agree, else each kind's; the kinds' distinct docs (each
+    starts with the kinds it is read by, ``"withhold/late: ..."``)."""
+    seen: dict[str, list] = {}
+    for kind, rows in per_kind:
+        for row in rows:
+            seen.setdefault(row[0], []).append((kind, *row[1:]))
+    out = []
+    for key, uses in seen.items():
+        if len(uses) == 1:
+            _, default, allowed, doc = uses[0]
+            out.append((key, default, allowed, doc))
+            continue
+        default, allowed = uses[0][1], uses[0][2]
+        if any(u[1:3] != uses[0][1:3] for u in uses):
+            default = "(per kind)"
+            allowed = "; ".join(f"{u[0]}: {u[1]}, {u[2]}" for u in uses)
+        doc = "; ".join(dict.fromkeys(u[3] for u in uses))  # each doc names its kinds
+        out.append((key, default, allowed, doc))
+    return out
 
 
 def reference_markdown() -> str:

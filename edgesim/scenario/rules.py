@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from edgesim.agents import STRATEGIES
-from edgesim.config import or_list, suggest
+from edgesim.agents import STRATEGIES, make_strategy
+from edgesim.config import or_list, resolved_options, suggest
+from edgesim.deviations.network_aware import round_range_problem
 from edgesim.errors import ScenarioError
 from edgesim.mechanisms import BUILTIN_MECHANISMS, MECHANISMS
 from edgesim.mechanisms.base import CLIPS_GRADIENTS, CLIPS_LOSSES, secure_aggregation
 from edgesim.mechanisms.parallel import HAS_PHASE2
+from edgesim.network.access import ACCESS_SCHEMES
 from edgesim.plugins import register_from_spec
 
 Bad = Callable[..., bool]
@@ -39,6 +41,7 @@ def cross_table_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
         if problem:
             errors.append(ScenarioError("output.per_agent", problem))
     errors += _strategy_errors(sc, bad)
+    errors += _network_aware_errors(sc, bad)
     errors += _mechanism_errors(sc, bad)
     errors += _best_response_errors(sc, bad)
     if not bad("data.source", "model.kind"):
@@ -93,6 +96,58 @@ def _strategy_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
                 )
             )
     return errors
+
+
+def _network_aware_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
+    """Network-aware strategies: a round range that is not empty, and a strategy that holds
+    replies back (``may_delay``: ``late``) only where there is time (fidelity batched or events)."""
+    errors = []
+    for i, s in enumerate(sc.agents.strategy):
+        key = f"agents.strategy[{i}]"
+        if bad(key) or s.kind not in STRATEGIES:
+            continue
+        problem = round_range_problem(resolved_options(s, "options"))
+        if problem:
+            errors.append(ScenarioError(f"{key}.round_max", problem))
+            continue
+        if bad("network.fidelity"):
+            continue
+        strategy = make_strategy(s)
+        delays = getattr(strategy, "may_delay", False)
+        if sc.network.fidelity == "none":
+            if delays:
+                errors.append(
+                    ScenarioError(
+                        f"{key}.kind",
+                        f"{s.kind!r} holds replies back in simulated time, and network.fidelity"
+                        " = 'none' has none; set network.fidelity to 'batched' or 'events'",
+                    )
+                )
+            continue
+        if not (delays or getattr(strategy, "may_withhold", False)):
+            continue
+        where = _unmodelled_deviation(sc, bad)
+        if where:
+            errors.append(
+                ScenarioError(
+                    f"{key}.kind",
+                    f"{s.kind!r} withholds or holds back replies, which is not modelled {where}"
+                    " over a simulated network (in memory it is: network.fidelity = 'none')",
+                )
+            )
+    return errors
+
+
+def _unmodelled_deviation(sc: Scenario, bad: Bad) -> str | None:
+    """Where a withheld or held-back reply is not modelled on a simulated network: a securely
+    aggregated exchange (the session's dropout recovery) or a Wi-Fi cell (one medium both
+    ways); None elsewhere."""
+    if not bad("mechanism") and secure_aggregation(sc.mechanism):
+        return "in securely aggregated exchanges (mechanism.secure_aggregation)"
+    access = sc.network.radio.access
+    if not bad("network.radio.access") and getattr(ACCESS_SCHEMES.get(access), "joint", False):
+        return f"on a {access!r} cell (one medium both ways)"
+    return None
 
 
 def _mechanism_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
@@ -166,7 +221,8 @@ def _mechanism_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
 
 
 def _best_response_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
-    """The best-response search: its agent exists and its gamma bracket is not empty."""
+    """The best-response search: its agent (or coalition) exists, its gamma bracket is not empty,
+    its family is registered and its parameters are the family's options, in range."""
     br, K = sc.best_response, sc.agents.count
     if not br.enabled or bad("best_response"):
         return []
@@ -185,6 +241,8 @@ def _best_response_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
                 f"must exceed best_response.gamma_min = {br.gamma_min:g}, got {br.gamma_max:g}",
             )
         )
+    if not bad("agents.count"):
+        errors += br.cross_check(K)  # family, coalition, parameters, fixed options
     return errors
 
 

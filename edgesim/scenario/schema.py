@@ -8,10 +8,26 @@ and the key reference (:mod:`edgesim.scenario.reference`) read them.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from edgesim.config import as_data, field_errors, option, section
+from edgesim.agents import STRATEGIES
+from edgesim.config import (
+    as_data,
+    check_value,
+    field_errors,
+    kinds_of,
+    matches,
+    option,
+    options_class,
+    or_list,
+    section,
+    show,
+    suggest,
+    type_hints,
+)
 from edgesim.errors import ScenarioError
 from edgesim.learning.data import DataConfig
 from edgesim.mechanisms.base import MechanismConfig
@@ -41,27 +57,152 @@ class AgentsConfig:
 
     count: int = option(10, "number of agents K", ge=1)
     weights: str = option(
-        "equal", "weights p_k: 'equal' (1/K) or 'samples' (n_k/n)", choices=("equal", "samples")
+        "equal",
+        "weights p_k: 'equal' (1/K), 'samples' (n_k/n) or 'claimed' (claimed n_k / the claims'"
+        " sum: the counts the agents claim, as a server that cannot check n_k; a claim-size"
+        " strategy's factor sets its claim, every other agent claims its n_k)",
+        choices=("equal", "samples", "claimed"),
     )
     strategy: list = option([], "[[agents.strategy]] tables: agent, kind, gamma, noise_std")
 
 
 @dataclass(frozen=True)
 class BestResponseConfig:
-    """The ``[best_response]`` table: search one agent's best amplification factor gamma."""
+    """The ``[best_response]`` table: search one agent's (or a coalition's) best deviation.
+
+    By default the original search: agent ``agent`` amplifies by gamma in
+    [gamma_min, gamma_max]. ``family``, ``parameters``, ``fixed`` and ``agents``
+    search any registered strategy's numeric options (:mod:`edgesim.best_response`).
+    """
 
     enabled: bool = option(False, "run the search after the main run")
     agent: int = option(0, "the deviating agent", ge=0)
     gamma_min: float = option(0.25, "lower end of the gamma bracket", gt=0.0)
     gamma_max: float = option(64.0, "upper end of the gamma bracket", gt=0.0)
-    points: int = option(15, "log-spaced grid points before the bounded refinement", ge=3)
+    points: int = option(
+        15,
+        "grid points before the bounded refinement (log-spaced when the bracket's lower end"
+        " is > 0); with two or more parameters, per parameter at most this many",
+        ge=3,
+    )
     objective: str = option(
         "overall",
         "what the agent minimises: 'overall' (P_k + F_k(w*), Definition 1), 'overall-test'"
         " (P_k + test loss) or 'test' (its test loss: expected risk estimate)",
         choices=("overall", "overall-test", "test"),
     )
-    xtol: float = option(1e-3, "tolerance of the refinement, in log(gamma)", gt=0.0)
+    xtol: float = option(
+        1e-3,
+        "tolerance of the refinement, in the search coordinate: log(value) for a parameter"
+        " whose lower end is > 0 (log(gamma)), else the value",
+        gt=0.0,
+    )
+    family: str = option(
+        "amplify",
+        "the deviation family searched: a registered strategy kind whose options are searched"
+        " (amplify, pull, pretend-data, loss-misreport, withhold, claim-size, sybil, ...)",
+    )
+    agents: list = option(
+        [],
+        "a coalition: agent indices that deviate jointly (each plays the family with the same"
+        " parameters) and minimise their summed objective; empty: agent alone",
+    )
+    parameters: dict = option(
+        {},
+        "the family's numeric options searched, {name = [lo, hi]}, 1 to 4 of them, each"
+        " inside its option's range (signed where the option allows); empty with family ="
+        " 'amplify': gamma in [gamma_min, gamma_max], the original search",
+    )
+    fixed: dict = option(
+        {},
+        "the family's other options, {name = value}, held fixed during the search (an"
+        " option not named keeps its default)",
+    )
+    budget: int = option(
+        60,
+        "at most this many mechanism runs for the grid and the refinement (with parameters"
+        " given; the original gamma search runs its grid and refinement as before)",
+        ge=3,
+    )
+
+    def cross_check(self, K: int) -> list[ScenarioError]:
+        """Return the search's problems for K agents, one ScenarioError per bad key (empty when
+        valid): a coalition names each of agents 0..K-1 at most once; the family is a
+        registered strategy; ``parameters`` names 1 to 4 of its numeric options (none only for
+        a family without any, or amplify: gamma), each with a bracket [lo, hi], lo < hi, inside
+        the option's range; ``fixed`` holds allowed values of its other options. The search (:mod:`edgesim.best_response`) raises them."""
+        key = "best_response"
+        errs = []
+        seen: set[int] = set()
+        for a in self.agents:
+            if not (isinstance(a, int) and not isinstance(a, bool)) or not 0 <= a < K:
+                errs.append(
+                    ScenarioError(f"{key}.agents", f"{a!r} is not an agent: use 0..{K - 1}")
+                )
+            elif a in seen:
+                errs.append(ScenarioError(f"{key}.agents", f"names agent {a} twice"))
+            seen.add(a)
+        if self.family not in STRATEGIES:
+            hint = suggest(self.family, sorted(STRATEGIES))
+            return errs + [
+                ScenarioError(
+                    f"{key}.family",
+                    f"{self.family!r} is not a registered strategy{hint}; use"
+                    f" {or_list([repr(n) for n in sorted(STRATEGIES)])}",
+                )
+            ]
+        cls = options_class(STRATEGIES[self.family])
+        fields_of = {f.name: f for f in dataclasses.fields(cls)} if cls else {}
+        numeric = [n for n, f in fields_of.items() if _searchable(cls, f)]
+        if not self.parameters and numeric and self.family != "amplify":
+            return errs + [
+                ScenarioError(
+                    f"{key}.parameters",
+                    f"give the options of {self.family!r} to search, {{name = [lo, hi]}}; its"
+                    f" numeric options: {', '.join(numeric) or 'none'}",
+                )
+            ]
+        if len(self.parameters) > 4:
+            errs.append(ScenarioError(f"{key}.parameters", "search at most 4 options at once"))
+        for name, bracket in self.parameters.items():
+            errs += _bracket_errors(f"{key}.parameters.{name}", name, bracket, cls, fields_of)
+        for name, value in self.fixed.items():
+            k = f"{key}.fixed.{name}"
+            if name not in fields_of:
+                errs.append(ScenarioError(k, f"{self.family!r} has no option {name!r}"))
+            elif name in self.parameters:
+                errs.append(ScenarioError(k, f"{name!r} is searched (best_response.parameters)"))
+            else:
+                _, problem = check_value(k, value, fields_of[name], type_hints(cls)[name])
+                errs += [ScenarioError(k, problem)] if problem else []
+        return errs
+
+
+def _searchable(cls: type, f: dataclasses.Field) -> bool:
+    """Return whether option ``f`` of the options class ``cls`` is a number (int or float, not
+    bool) that a search can vary."""
+    kinds = f.metadata.get("kinds") or kinds_of(type_hints(cls)[f.name])
+    return bool(kinds) and all(k in (int, float) for k in kinds)
+
+
+def _bracket_errors(key: str, name: str, bracket, cls, fields_of: dict) -> list[ScenarioError]:
+    """Return the problems of one searched option's bracket ``[lo, hi]`` (empty when valid)."""
+    if name not in fields_of:
+        return [ScenarioError(key, f"no such option; options: {', '.join(fields_of) or 'none'}")]
+    f = fields_of[name]
+    if not _searchable(cls, f):
+        return [ScenarioError(key, f"{name!r} is not a number: set it in best_response.fixed")]
+    ok = isinstance(bracket, list) and len(bracket) == 2
+    if not ok or not all(matches(v, float) and math.isfinite(v) for v in bracket):
+        return [ScenarioError(key, f"expected [lo, hi] (two numbers), got {show(bracket)}")]
+    lo, hi = (float(v) for v in bracket)
+    if lo >= hi:
+        return [ScenarioError(key, f"needs lo < hi, got [{lo:g}, {hi:g}]")]
+    for end in (lo, hi):
+        _, problem = check_value(key, end, f, float)
+        if problem:
+            return [ScenarioError(key, f"the bracket's end {problem}")]
+    return []
 
 
 @dataclass(frozen=True)

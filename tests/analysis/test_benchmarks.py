@@ -211,3 +211,31 @@ def test_bench_secagg_quick_recovers_the_exact_sum_in_every_run(bench, child_env
     assert re.search(r"key agreement x25519 / ffdhe2048 \d+\.\d+x faster", out)
     assert re.search(r"PRG: ChaCha20 \d+\.\d+ s vs SHAKE-128 \d+\.\d+ s", out)
     assert len(re.findall(r"^(PASS|FAIL): ", out, re.M)) == 3
+
+
+def test_bench_deviate_quick_searches_two_parameters_within_its_budget(bench, child_env):
+    import re
+    import subprocess
+
+    cmd = [sys.executable, str(BENCHMARKS / "bench_deviate.py"), "--quick"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    runs = re.findall(r"over target_scale, target_shift \(quick\): (\d+) runs in (\d+\.\d) s", out)
+    assert len(runs) == 1 and runs[0][0] == "9"  # a 2 x 2 grid, then Nelder-Mead to the budget
+    bound = re.search(r"regret (\S+), bound (\S+)", out)
+    assert float(bound[1]) <= float(bound[2])  # FFL: pretending other data gains at most the bound
+    assert len(re.findall(r"^(PASS|FAIL): ", out, re.M)) == 1
+
+
+def test_bench_strategy_cost_quick_compares_with_the_base_commit(bench):
+    import re
+    import subprocess
+
+    cmd = [sys.executable, str(BENCHMARKS / "bench_strategy_cost.py"), "--quick"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert re.search(r"all truthful, K = 2000, batched, best of 2: .* at 4f4280d: \d", out), out
+    assert len(re.findall(r"^one deviator, K = 20000, in memory", out, re.M)) == 2, out
+    assert "failed" not in out
