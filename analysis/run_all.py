@@ -31,6 +31,7 @@ FIGURES = [
     "faithfulness_map",
     "network_effects",
     "lossy_faithfulness",
+    "strategic_deviations",
     "privacy_audit",
     "energy_mobility",
     "wifi_validation",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
-from edgesim.errors import ScenarioError, one_line
+from edgesim.errors import ScenarioError, ScenarioErrors, one_line
 
 FORCE_HELP = (
     "run even when the memory estimate exceeds the machine's memory (edgesim plan shows it)"
@@ -23,6 +24,20 @@ def fail_input(errors) -> int:
     for e in errors:
         print(f"edgesim: error: {one_line(e)}", file=sys.stderr)
     return 2
+
+
+def failure_code(err: BaseException, what: str, debug: bool) -> int:
+    """Return the exit code of an exception raised while running: 2 for bad input (one line
+    per error, naming the key), else 1 for a failed ``what`` (one line; the traceback too
+    with ``debug``)."""
+    if isinstance(err, ScenarioErrors):
+        return fail_input(err.errors)
+    if isinstance(err, ScenarioError):
+        return fail_input([err])
+    if debug:
+        traceback.print_exception(err)
+    print(f"edgesim: {what} failed: {type(err).__name__}: {one_line(err)}", file=sys.stderr)
+    return 1
 
 
 def check_output(path: str, flag: str) -> ScenarioError | None:

@@ -12,12 +12,10 @@ it prints).
 
 from __future__ import annotations
 
-import sys
-import traceback
 from pathlib import Path
 
-from edgesim.cli.common import fail_input
-from edgesim.errors import ScenarioError, ScenarioErrors, one_line
+from edgesim.cli.common import fail_input, failure_code
+from edgesim.errors import ScenarioError, ScenarioErrors
 
 FILES = ("deviate.json", "deviate.png", "deviate.txt")
 
@@ -44,15 +42,8 @@ def cmd_deviate(args) -> int:
         return fail_input([ScenarioError("-o", f"{out} is a file; give a folder")])
     try:
         found = search(Simulation(sc), sc.best_response, optimum=optimum)
-    except ScenarioErrors as errs:
-        return fail_input(errs.errors)
-    except ScenarioError as err:
-        return fail_input([err])
-    except Exception as err:  # a failed run, not bad input
-        if args.debug:
-            traceback.print_exc()
-        print(f"edgesim: deviate failed: {type(err).__name__}: {one_line(err)}", file=sys.stderr)
-        return 1
+    except Exception as err:  # bad input found while running (2), or a failed run (1)
+        return failure_code(err, "deviate", args.debug)
     result = clean(
         {
             "edgesim_version": __version__,

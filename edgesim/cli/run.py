@@ -7,9 +7,15 @@ memory a run implies (:mod:`edgesim.plan`), without running it.
 from __future__ import annotations
 
 import sys
-import traceback
 
-from edgesim.cli.common import FORCE_HELP, check_output, fail_input, parse_window, progress_bar
+from edgesim.cli.common import (
+    FORCE_HELP,
+    check_output,
+    fail_input,
+    failure_code,
+    parse_window,
+    progress_bar,
+)
 from edgesim.errors import ScenarioError, ScenarioErrors, one_line
 from edgesim.summary import summary
 
@@ -89,15 +95,8 @@ def cmd_run(args) -> int:
         trace_text = sim.last_trace.to_csv() if args.trace else None
         events_text = sim.last_events.to_csv() if args.events_log else None
         model_bytes = _npy_bytes(sim.last_model) if args.model else None
-    except ScenarioErrors as errs:  # found while loading data (e.g. a malformed npz file)
-        return fail_input(errs.errors)
-    except ScenarioError as err:
-        return fail_input([err])
-    except Exception as err:  # a failed run, not bad input
-        if args.debug:
-            traceback.print_exc()
-        print(f"edgesim: run failed: {type(err).__name__}: {one_line(err)}", file=sys.stderr)
-        return 1
+    except Exception as err:  # bad input found while loading data (2), or a failed run (1)
+        return failure_code(err, "run", args.debug)
     for flag, path, content in (
         ("--json", sidecar[0], sidecar[1]),  # the per-agent columns first: the JSON names them
         ("--json", args.json, lambda fh: dump_json(result, fh)),  # streamed: no copy held
