@@ -45,10 +45,10 @@ REBUILDS = (Sybil,)
 NO_BOUND = {
     "fedavg": "FedAvg has no payments and no faithfulness bound (Proposition 3: amplifying pays)",
     "local": "local learning federates nothing: no faithfulness bound",
-    "dp-ffl": "DP-FFL's faithful-implementation corollary adds privacy-noise terms this search"
-    " does not compute",
-    "vcg-federated": "vcg-federated computes exact VCG from the data, not from reports: no"
-    " report-based bound is computed",
+    "dp-ffl": "DP-FFL's faithful-implementation corollary holds in expectation and its"
+    " privacy term has an unspecified constant D: no number can be computed",
+    "vcg-federated": "vcg-federated is VCG on reported losses after K + 1 trainings: truthful"
+    " reporting is dominant up to the trainings' optimisation errors, which no estimate bounds",
 }
 
 
