@@ -62,8 +62,14 @@ class SecureRounds:
             self.sessions[key] = SecureAggregation(agents.size, dim, self.cfg, self.rng)
         return self.sessions[key]
 
-    def gather(self, server, step: Gather, agents: np.ndarray):
-        """Run ``step`` securely over ``server``'s network (SimPy generator returning Replies)."""
+    def gather(self, server, step: Gather, agents: np.ndarray, silent=None, delay_ns=None):
+        """Run ``step`` securely over ``server``'s network (SimPy generator returning Replies).
+
+        ``silent`` (bool, (n,)): clients whose strategy withholds their reply: they take
+        part in the key stages but send no masked input, so the session treats them as
+        dropouts (their masks are recovered from the others' shares), exactly as a lost
+        masked input; ``delay_ns`` (int64, (n,)): how long each holds its masked input back.
+        """
         side = server.side
         n = agents.size
         dim = side.model.n_params(side.design.data.d)
@@ -72,8 +78,9 @@ class SecureRounds:
         model_bytes = side.download_bytes(step)
         phase, problem = step.phase, step.problem
 
-        def run(stage, down, up, compute=False, overhead=(True, True)):
+        def run(stage, down, up, compute=False, overhead=(True, True), deviating=(None, None)):
             ids = np.flatnonzero(alive)
+            quiet, late = (None if a is None else a[ids] for a in deviating)
             got = yield from server.exchange(
                 agents[ids],
                 np.asarray(down)[ids],
@@ -83,6 +90,8 @@ class SecureRounds:
                 stage,
                 compute,
                 overhead,
+                silent=quiet,
+                delay_ns=late,
             )
             alive[:] = False
             alive[np.searchsorted(agents, got)] = True
@@ -99,7 +108,9 @@ class SecureRounds:
         else:
             input_down, input_over = np.full(n, model_bytes, dtype=np.int64), False
         upload = side.upload_bytes(step, agents)
-        yield from run("masked_input", input_down, upload, True, (input_over, False))
+        yield from run(
+            "masked_input", input_down, upload, True, (input_over, False), (silent, delay_ns)
+        )
         survivors = np.flatnonzero(alive)
         self.round += 1
         values = side.reports(step, agents[survivors])

@@ -278,13 +278,8 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             return self.side.answer(step, agents)  # evaluation only: no message
         silent = self.side.withheld(step, agents)
         delays = self.side.delays_ns(step, agents)
-        if step.aggregate is not None:
-            if silent is not None or delays is not None:
-                raise ValueError(
-                    "withholding or delaying a reply in a securely aggregated exchange over a"
-                    " network is not modelled yet (in memory it is)"
-                )
-            replies = yield from self.secure.gather(self, step, agents)  # sets ``missing``
+        if step.aggregate is not None:  # a withheld masked input: a dropout of the session
+            replies = yield from self.secure.gather(self, step, agents, silent, delays)
         else:
             down = self.side.download_bytes(step)
             up = self.side.upload_bytes(step, agents)

@@ -139,11 +139,8 @@ def _network_aware_errors(sc: Scenario, bad: Bad) -> list[ScenarioError]:
 
 
 def _unmodelled_deviation(sc: Scenario, bad: Bad) -> str | None:
-    """Where a withheld or held-back reply is not modelled on a simulated network: a securely
-    aggregated exchange (the session's dropout recovery) or a Wi-Fi cell (one medium both
-    ways); None elsewhere."""
-    if not bad("mechanism") and secure_aggregation(sc.mechanism):
-        return "in securely aggregated exchanges (mechanism.secure_aggregation)"
+    """Where a withheld or held-back reply is not modelled on a simulated network: a Wi-Fi
+    cell (one medium both ways); None elsewhere."""
     access = sc.network.radio.access
     if not bad("network.radio.access") and getattr(ACCESS_SCHEMES.get(access), "joint", False):
         return f"on a {access!r} cell (one medium both ways)"
