@@ -30,7 +30,7 @@ x25519 than with ffdhe2048, and the whole session at least 5x faster than
 the path before issue 31. ``--fit`` times complete-graph sessions at a few
 n and p per profile and fits seconds = a n k p + b n k: b / a is the
 profile's key work in mask words (``KEY_AGREEMENT_WORDS`` in
-edgesim/network/secagg/config.py) and a 2^29 the seconds at the
+edgesim/network/secagg/config.py) and a 2^24 the seconds at the
 ``masking = "auto"`` threshold. The script always exits with status 0.
 """
 

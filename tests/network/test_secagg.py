@@ -194,23 +194,22 @@ def test_random_graphs_differ_by_seed():
 
 
 def test_plan_rules():
-    p = plan_secagg(100, 10)
-    assert p.complete and p.degree == 99 and p.threshold == 51 and p.masking == "crypto"
+    p = plan_secagg(100, 10)  # 9900 (10 + 2^15) > 2^24: no cryptography under "auto"
+    assert p.complete and p.degree == 99 and p.threshold == 51 and p.masking == "skip"
     p = plan_secagg(101, 10)
     assert p.degree == auto_degree(101) == 14 and p.threshold == 8  # floor(15/2) + 1
     assert auto_degree(1000) == 20 and auto_degree(2) == 1 and auto_degree(1) == 0
     complete = SecAggConfig(graph="complete")
-    assert plan_secagg(128, 100, complete).masking == "crypto"  # 16256 (100 + 2^15) <= 2^29
-    assert plan_secagg(129, 100, complete).masking == "skip"  # 16512 (100 + 2^15) > 2^29
-    p = plan_secagg(500, 20_000)  # SecAgg+, k = 18: 9000 (2 10^4 + 2^15) <= 2^29
-    assert p.degree == 18 and p.masking == "crypto"
-    assert plan_secagg(500, 30_000).masking == "skip"  # 9000 (3 10^4 + 2^15) > 2^29
+    assert plan_secagg(23, 100, complete).masking == "crypto"  # 506 (100 + 2^15) <= 2^24
+    assert plan_secagg(24, 100, complete).masking == "skip"  # 552 (100 + 2^15) > 2^24
+    p = plan_secagg(500, 100)  # SecAgg+, k = 18: 9000 (100 + 2^15) > 2^24
+    assert p.degree == 18 and p.masking == "skip"
     ffdhe = SecAggConfig(graph="complete", profile="ffdhe2048")
-    assert plan_secagg(23, 100, ffdhe).masking == "crypto"  # 506 (100 + 2^20) <= 2^29
-    assert plan_secagg(24, 100, ffdhe).masking == "skip"  # 552 (100 + 2^20) > 2^29
+    assert plan_secagg(4, 100, ffdhe).masking == "crypto"  # 12 (100 + 2^20) <= 2^24
+    assert plan_secagg(5, 100, ffdhe).masking == "skip"  # 20 (100 + 2^20) > 2^24
     flower = SecAggConfig(graph="complete", profile="flower")
-    assert plan_secagg(45, 100, flower).masking == "crypto"  # 1980 (100 + 2^18) <= 2^29
-    assert plan_secagg(46, 100, flower).masking == "skip"  # 2070 (100 + 2^18) > 2^29
+    assert plan_secagg(8, 100, flower).masking == "crypto"  # 56 (100 + 2^18) <= 2^24
+    assert plan_secagg(9, 100, flower).masking == "skip"  # 72 (100 + 2^18) > 2^24
     p = plan_secagg(50, 3, SecAggConfig(graph="k-regular", degree=5, threshold=0.7))
     assert p.degree == 6 and p.threshold == 5  # floor(0.7 * 7) + 1
     assert plan_secagg(5, 3, SecAggConfig(graph="k-regular", degree=8)).complete

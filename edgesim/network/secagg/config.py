@@ -33,9 +33,11 @@ AUTO_COMPLETE_MAX_CLIENTS = 100
 #: loaded 2-core machine (2^14.8-2^15.1, 2^17.0-2^18.1, 2^20.4-2^20.5 words; rounded).
 KEY_AGREEMENT_WORDS = {"x25519": 2**15, "flower": 2**18, "ffdhe2048": 2**20}
 #: ``masking = "auto"`` runs the cryptography when n k (p + KEY_AGREEMENT_WORDS[profile])
-#: is at most this: about two seconds of CPU per aggregation (1.9 s predicted at 3.6 ns a
-#: word; the threshold before issue 31, 2^22, was a tenth of a second with ffdhe2048).
-AUTO_CRYPTO_MAX_WORK = 2**29
+#: is at most this: about 60 ms of CPU per aggregation (at 3.6 ns a word), so that a run of a
+#: few hundred aggregations spends seconds, not minutes, on it (2^29, two seconds each, made
+#: the test suite's DP-FFL sweeps take ten minutes more). Before issue 31 it was n k <= 32
+#: pairs; x25519 now runs it for 16 times as many pairs (the complete graph of 23 clients).
+AUTO_CRYPTO_MAX_WORK = 2**24
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,9 @@ class SecAggConfig:
     masking: str = option(
         "auto",
         "'crypto' (real key agreement, shares and masks), 'skip' (no cryptography: same"
-        " messages and bytes, identical sum) or 'auto' (crypto when n k (p + w) <= 2^29, w the"
+        " messages and bytes, identical sum) or 'auto' (crypto when n k (p + w) <= 2^24, w the"
         " profile's key work in mask words: 2^15 x25519, 2^18 flower, 2^20 ffdhe2048; about"
-        " two seconds)",
+        " 60 ms per aggregation)",
         choices=("auto", "crypto", "skip"),
     )
     rekey: str = option(
