@@ -315,10 +315,11 @@ class Population:
                 index[key] = len(self._groups)
                 self._groups.append(s)
             self._label[k] = index[key]
+        self._deviators = np.flatnonzero(self._label >= 0)  # asked every exchange: once here
 
     def deviators(self) -> np.ndarray:
         """Return the agents whose strategy may change what they report or send, sorted (int64)."""
-        return np.flatnonzero(self._label >= 0)
+        return self._deviators
 
     @property
     def all_truthful(self) -> bool:

@@ -292,22 +292,20 @@ class AgentSide:
         self, step: Gather, agents: np.ndarray, moments, deviating: np.ndarray
     ) -> Replies:
         """Return the Replies of a step whose weighted sum comes from the moments although a few
-        of ``agents`` deviate: sum_of(a) is the moments' sum over a's truthful agents (the
-        deviators' true gradients subtracted, :meth:`Model.weighted_gradient_sum`) plus the
-        deviators' reports as sent. Those are formed now, once, in the order the full reports
-        would form them (so a strategy's random draws are the same), and cost m_dev x p, not
+        of ``agents`` deviate: sum_of(a) is the moments' sum over a as if all were truthful
+        (:meth:`Model.weighted_gradient_sum`), less the deviators' true gradients, plus their
+        reports as sent. Both are formed now, once (the true rows in the order the full reports
+        would form them, so a strategy's random draws are the same), and cost m_dev x p, not
         m x p: a single deviator at K = 10^6 costs about what a truthful run does."""
-        dev = agents[np.isin(agents, deviating)]
-        order = np.argsort(dev, kind="stable")
-        sent = self.reports(step, dev)[order]  # rows of dev sorted, to look up by id
-        dev = dev[order]
+        dev = np.sort(agents[np.isin(agents, deviating)])
+        true = step.ask.truthful(self, step, dev).copy()  # the buffer is reused by reports()
+        sent = self.population.apply(dev, true, self.request_of(step))
         c = step.sum_weights
 
         def sum_of(a: np.ndarray) -> np.ndarray:
-            is_dev = np.isin(a, dev)
-            total = self.model.weighted_gradient_sum(step.model, self.design, moments, a[~is_dev])
-            rows = np.searchsorted(dev, a[is_dev])
-            return total + c[a[is_dev]] @ sent[rows]
+            total = self.model.weighted_gradient_sum(step.model, self.design, moments, a)
+            rows = np.searchsorted(dev, a[np.isin(a, dev)])
+            return total + c[dev[rows]] @ (sent[rows] - true[rows])
 
         def values_of(a: np.ndarray) -> np.ndarray:
             ids = np.sort(a)
