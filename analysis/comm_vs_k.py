@@ -443,6 +443,9 @@ def collect(args) -> tuple[dict[str, list[dict]], dict, list[dict]]:
     overrides = sweep_overrides(plan) + (QUICK_OVERRIDES if args.quick else [])
     res = common.sweep(SCENARIO, args.out, overrides, workers=args.workers, tag=STEM)
     timed = {m: [K for K in plan[m] if (m, K) not in comm_time.GROWN_SKIP] for m in comm_time.TIMED}
+    if not args.quick:
+        for m, extra in comm_time.GROWN_EXTRA.items():
+            timed[m] = sorted(set(timed[m]) | set(extra))
     grown = common.sweep(
         SCENARIO,
         args.out,

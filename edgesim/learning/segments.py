@@ -9,6 +9,7 @@ agents, and never with an (n, m) temporary larger than a cache-sized block.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -109,15 +110,48 @@ def segment_sum(
         if values.ndim == 2:  # a batched (1 x c) (c x m) product: faster than einsum here
             return np.matmul(weights.reshape(K, 1, c), blocks)[:, 0]
         return np.einsum("ki,ki...->k...", weights.reshape(K, c), blocks)
-    indptr = np.empty(K + 1, dtype=np.int64)
-    indptr[:-1] = starts
-    indptr[-1] = starts[-1] + counts[-1]
-    if weights is not None and weights.ndim == 2:
-        cols = [segment_sum(values, starts, counts, weights[:, j]) for j in range(weights.shape[1])]
-        return np.stack(cols, axis=-1)
-    data = np.ones(n) if weights is None else weights
-    S = csr_matrix((data, np.arange(n), indptr), shape=(K, n))
-    return S @ values
+    if weights is None:
+        weights = np.ones(n)
+    C = 1 if weights.ndim == 1 else weights.shape[1]
+    S = _indicator(starts, counts, n, C)
+    # row c K + k holds weights[:, c] over block k: one sparse product for every column,
+    # each row's sum in the order of the rows
+    np.copyto(S.data.reshape(C, n), weights.T if weights.ndim == 2 else weights)
+    out = S @ values
+    if weights.ndim == 1:
+        return out
+    return np.moveaxis(out.reshape((C, K) + values.shape[1:]), 0, -1)
+
+
+#: Block indicators kept for reuse (a round's segment sums repeat the same blocks), per
+#: thread, at most :data:`INDICATORS_KEPT` of at most :data:`INDICATOR_MAX_ENTRIES` entries
+#: each (a few MB in all).
+_INDICATORS: dict = {}
+INDICATORS_KEPT = 16
+INDICATOR_MAX_ENTRIES = 1 << 15
+
+
+def _indicator(starts: np.ndarray, counts: np.ndarray, n: int, C: int) -> csr_matrix:
+    """Return the (C K x n) sparse indicator whose row c K + k has ones over block k's
+    rows (``starts[k] : starts[k] + counts[k]``; its data is overwritten by the caller),
+    kept for reuse by the calling thread when small."""
+    K = starts.size
+    small = n * C <= INDICATOR_MAX_ENTRIES
+    key = (threading.get_ident(), n, C, starts.tobytes(), counts.tobytes()) if small else None
+    S = _INDICATORS.get(key) if small else None
+    if S is None:
+        indptr = np.empty(K + 1, dtype=np.int64)
+        indptr[:-1] = starts
+        indptr[-1] = starts[-1] + counts[-1]
+        rows = (indptr[None, :-1] + n * np.arange(C)[:, None]).reshape(-1)
+        S = csr_matrix(
+            (np.ones(C * n), np.tile(np.arange(n), C), np.append(rows, C * n)), shape=(C * K, n)
+        )
+        if small:
+            if len(_INDICATORS) >= INDICATORS_KEPT:
+                _INDICATORS.clear()
+            _INDICATORS[key] = S
+    return S
 
 
 def batched_top_eigenvalue(

@@ -108,7 +108,7 @@ class EnergyMeter:
         ``reports`` (m,): local gradients each computed; ``duration_ns``: the
         exchange's length. Every device still alive idles for the rest.
         """
-        cfg, p = self.cfg, self.parts
+        cfg = self.cfg
         on = ~self.dead[agents]
         rx = cfg.rx_power_w * rx_ns / 1e9 * on
         tx = cfg.tx_power_w * tx_ns / 1e9 * on
@@ -117,13 +117,35 @@ class EnergyMeter:
         else:
             comp = cfg.compute_power_w * compute_ns / 1e9 * on
         busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns) * on
+        #: the parts of the last exchange counted (:meth:`add`)
+        self.last_parts = (
+            rx,
+            tx,
+            comp,
+            busy,
+            float(rx.sum() + tx.sum() + comp.sum()),
+            float(busy.sum()),
+        )
+        return self.add(phase, agents, duration_ns, self.last_parts)
+
+    def add(self, phase: str, agents: np.ndarray, duration_ns: int, parts: tuple):
+        """Count one exchange from its ``parts`` (the receive, transmit, compute energies and
+        busy times of ``agents``, the three energies' sum and the busy times' sum), as
+        :meth:`exchange` computes them; returns what it returns.
+
+        Without batteries no device ever dies, so an exchange repeated exactly (a steady
+        round: the same plan and length) has the same parts: the server keeps them and calls
+        this alone.
+        """
+        cfg, p = self.cfg, self.parts
+        rx, tx, comp, busy, spent, busy_total = parts
         p["rx"][agents] += rx
         p["tx"][agents] += tx
         p["compute"][agents] += comp
         self.busy_ns[agents] += busy
         alive = self.dead.size - int(self.dead.sum())
-        idle = cfg.idle_power_w * (duration_ns * alive - float(busy.sum())) / 1e9
-        total = float(rx.sum() + tx.sum() + comp.sum()) + idle
+        idle = cfg.idle_power_w * (duration_ns * alive - busy_total) / 1e9
+        total = spent + idle
         self.by_phase[phase] = self.by_phase.get(phase, 0.0) + total
         self.elapsed_ns += duration_ns
         if self.battery is None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 
 import numpy as np
 
@@ -85,6 +86,10 @@ def finish_ns(
     m = arrive.size
     if m == 0 or discipline == "dedicated":
         return arrive + work
+    if group is not None and np.ndim(group) == 0:
+        group = None  # every message on one medium
+    if discipline == "ps" and group is None and _all_equal(arrive) and _all_equal(work):
+        return _ps_identical(arrive, work, efficiency)
     g = np.zeros(m, dtype=np.int64) if group is None else np.asarray(group).reshape(-1)
     if g.shape != arrive.shape:
         raise ValueError(f"group {g.shape} and arrive_ns {arrive.shape} differ in shape")
@@ -95,10 +100,41 @@ def finish_ns(
     return _processor_sharing(arrive, work, g, efficiency)
 
 
+def _ps_identical(arrive: np.ndarray, work: np.ndarray, efficiency=None) -> np.ndarray:
+    """Processor sharing of N equal messages arriving together on one medium: all through at
+    a + N w, or a + rint(w N / efficiency(N)) (what :func:`_ps_together` gives them)."""
+    N = arrive.size
+    if efficiency is None:
+        return arrive + N * work
+    span = float(work[0]) * (N / np.float64(efficiency(np.int64(N))))
+    return arrive + np.int64(np.rint(span))
+
+
+def _order(*keys: np.ndarray, stable: bool = True) -> np.ndarray:
+    """Return the order sorting by ``keys`` (int64 arrays of one shape), the first the most
+    significant: ``np.lexsort(keys[::-1])``. Keys that are constant are left out, and the
+    rest folded into one int64 key when their ranges allow (one sort, not one per key).
+    ``stable = False``: messages equal in every key may come in any order (faster; for a
+    discipline that gives equal messages the same answer)."""
+    varying, spans = [], []
+    for k in keys:
+        low, high = int(k.min()), int(k.max())
+        if high > low:
+            varying.append((k, low))
+            spans.append(high - low + 1)
+    if not varying:
+        return np.arange(keys[0].size)
+    if math.prod(spans) >= 2**62:
+        return np.lexsort(tuple(k for k, _ in reversed(varying)))
+    folded = varying[0][0] - varying[0][1]
+    for (k, low), span in zip(varying[1:], spans[1:], strict=True):
+        folded = folded * span + (k - low)
+    return np.argsort(folded, kind="stable" if stable else None)
+
+
 def _segments(sorted_group: np.ndarray) -> np.ndarray:
     """Return the start index of each run of equal values in ``sorted_group``, then its length."""
-    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
-    return np.r_[starts, sorted_group.size]
+    return np.append(np.flatnonzero(_starts(sorted_group)), sorted_group.size)
 
 
 def _fifo_one(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -107,7 +143,7 @@ def _fifo_one(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) -> np.nda
     Unrolled: f_k = C_k + max over j <= k of (a_j - C_(j-1)), C the running
     sum of work; the running maximum restarts at each group.
     """
-    order = np.lexsort((np.arange(arrive.size), arrive, group))
+    order = _order(group, arrive)
     a, w, g = arrive[order], work[order], group[order]
     c = np.cumsum(w)
     v = a - (c - w)
@@ -121,7 +157,14 @@ def _fifo_one(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) -> np.nda
 
 def _fifo_many(arrive: np.ndarray, work: np.ndarray, group: np.ndarray, R: int) -> np.ndarray:
     """R servers per group, first come first served: each message takes the first free server."""
-    order = np.lexsort((np.arange(arrive.size), arrive, group))
+    order = _order(group, arrive)
+    if _compiled(arrive.size):
+        from edgesim.network.compiled_walks import fifo_walks
+
+        bounds = _segments(group[order])
+        out = np.empty_like(arrive)
+        out[order] = fifo_walks(arrive[order], work[order], bounds, R)
+        return out
     a, w, g = arrive[order].tolist(), work[order].tolist(), group[order]
     done = np.empty(len(a), dtype=np.int64)
     bounds = _segments(g).tolist()
@@ -144,20 +187,20 @@ def _processor_sharing(
 ) -> np.ndarray:
     """Egalitarian processor sharing per group (see the module docstring), each medium with
     n in service delivering ``efficiency(n)`` of its lone rate (None: all of it)."""
-    order = np.lexsort((work, arrive, group))
+    order = _order(group, arrive, work, stable=False)  # equal messages finish together
     a, w, g = arrive[order], work[order], group[order]
     bounds = _segments(g)
     starts, ends = bounds[:-1], bounds[1:]
     together = a[starts] == a[ends - 1]  # sorted by arrival: first == last means all equal
-    done = np.empty_like(a)
-    if together.any():
+    if together.all():
+        done = _ps_together(a, w, g, efficiency)
+    else:
+        done = np.empty_like(a)
         sel = np.repeat(together, ends - starts)
-        done[sel] = _ps_together(a[sel], w[sel], g[sel], efficiency)
-    for s, e in zip(starts[~together].tolist(), ends[~together].tolist(), strict=True):
-        if efficiency is None:
-            done[s:e] = _ps_busy_periods(a[s:e], w[s:e])
-        else:
-            done[s:e] = _ps_walk(a[s:e], w[s:e], efficiency)
+        if together.any():
+            done[sel] = _ps_together(a[sel], w[sel], g[sel], efficiency)
+        rest = np.flatnonzero(~sel)
+        done[rest] = _ps_staggered(a[rest], w[rest], g[rest], efficiency)
     out = np.empty_like(arrive)
     out[order] = done
     return out
@@ -189,39 +232,117 @@ def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) -
     return a + c - before
 
 
-def _ps_busy_periods(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Processor sharing of one group sorted by arrival, walked one busy period at a time.
+def _ps_staggered(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) -> np.ndarray:
+    """Processor sharing of groups of at least two messages not all arriving together, sorted by
+    (group, arrival, work): every group's walk at once.
 
     Processor sharing is work-conserving, so its busy periods are those of one
-    FIFO server: a message that arrives after the medium emptied starts a new
-    one. A message alone in its period is through at arrival + work (no walk);
-    only periods of several messages are walked (:func:`_ps_walk`).
+    FIFO server (found for every group at once, as :func:`_fifo_one` does): a
+    message that arrives after its medium emptied starts a new one, and a
+    message alone in its period is through at arrival + work. The periods of
+    several messages are walked (:func:`_ps_walks`). With an ``efficiency``
+    the medium's rate depends on its load, so each group is walked whole.
     """
-    c = np.cumsum(w)
-    empty_at = c + np.maximum.accumulate(a - (c - w))  # when the medium empties after each
-    new = np.r_[True, a[1:] >= empty_at[:-1]]
+    if _compiled(a.size):
+        from edgesim.network.compiled_walks import ps_staggered
+
+        bounds = _segments(g)
+        busiest = int(np.diff(bounds).max())
+        n = np.arange(busiest + 1)
+        if efficiency is None:
+            slowness = n.astype(np.float64)
+        else:
+            slowness = np.zeros(busiest + 1)
+            slowness[1:] = n[1:] / np.asarray(efficiency(n[1:]), dtype=np.float64)
+        return np.rint(ps_staggered(a, w, bounds, slowness, efficiency is None)).astype(np.int64)
+    first = _starts(g)
+    if efficiency is None:
+        c = np.cumsum(w)
+        gi = np.cumsum(first) - 1
+        c -= (c - w)[first][gi]  # the work of the group up to and including each message
+        empty_at = c + _running_max(a - (c - w), gi)  # when the medium empties after each
+        new = first.copy()
+        new[1:] |= a[1:] >= empty_at[:-1]
+    else:
+        new = first
+    period = np.cumsum(new) - 1
+    several = np.bincount(period)[period] > 1
     done = a + w
-    bounds = np.r_[np.flatnonzero(new), a.size]
-    for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        if e - s > 1:
-            done[s:e] = _ps_walk(a[s:e], w[s:e])
+    if several.any():
+        walk = np.flatnonzero(several)
+        done[walk] = _ps_walks(a[walk], w[walk], period[walk], efficiency)
     return done
 
 
-def _ps_walk(a: np.ndarray, w: np.ndarray, efficiency=None) -> np.ndarray:
-    """Processor sharing of one group, sorted by (arrival, work): an event walk over its
-    distinct (arrival, work) pairs.
+def _starts(sorted_group: np.ndarray) -> np.ndarray:
+    """Return whether each element of ``sorted_group`` starts a run of equal values (bool)."""
+    new = np.empty(sorted_group.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_group[1:], sorted_group[:-1], out=new[1:])
+    return new
+
+
+def _running_max(v: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """Return the running maximum of the int64 ``v`` restarted at each new value of the
+    nondecreasing ``run`` (0, 1, ...): one ``maximum.accumulate`` over ``v`` lifted run by
+    run above everything before it, exact in int64 (a loop over runs if the lift would
+    overflow)."""
+    if run[-1] == 0:
+        return np.maximum.accumulate(v)
+    low = int(v.min())
+    span = int(v.max()) - low + 1
+    if span * (int(run[-1]) + 1) < 2**62:
+        lift = run * span
+        return np.maximum.accumulate(v - low + lift) - lift + low
+    out = np.empty_like(v)
+    bounds = np.flatnonzero(_starts(run)).tolist() + [v.size]
+    for s, e in zip(bounds[:-1], bounds[1:], strict=True):
+        out[s:e] = np.maximum.accumulate(v[s:e])
+    return out
+
+
+#: Walks of at least this many messages run compiled (:mod:`edgesim.network.compiled_walks`,
+#: numba: about 100 ns an event against 1.5 us in Python, and none of numpy's per-call
+#: cost); smaller ones run in Python, so that small runs never import numba, unless it is
+#: loaded already.
+COMPILED_FROM = 32
+
+
+def _compiled(messages: int) -> bool:
+    """Whether a walk of ``messages`` runs compiled (:data:`COMPILED_FROM`)."""
+    return messages >= COMPILED_FROM or "edgesim.network.compiled_walks" in sys.modules
+
+
+def _ps_walks(a: np.ndarray, w: np.ndarray, period: np.ndarray, efficiency=None) -> np.ndarray:
+    """Processor sharing of periods of at least two messages, sorted by (period, arrival,
+    work): each period walked over its distinct (arrival, work) pairs (equal messages
+    arriving together are one pair) with a heap of tags (:func:`_ps_heap`). Returns the
+    int64 ns each message is through.
+    """
+    new = _starts(period)
+    new[1:] |= (a[1:] != a[:-1]) | (w[1:] != w[:-1])
+    pstart = np.flatnonzero(new)
+    pair = np.cumsum(new) - 1
+    counts = np.diff(np.append(pstart, a.size))
+    first = np.flatnonzero(_starts(period[pstart]))
+    length = np.diff(np.append(first, pstart.size))
+    pa, pw, pc = a[pstart].tolist(), w[pstart].tolist(), counts.tolist()
+    through = np.empty(pstart.size)
+    for f, e in zip(first.tolist(), (first + length).tolist(), strict=True):
+        through[f:e] = _ps_heap(pa[f:e], pw[f:e], pc[f:e], efficiency)
+    return np.rint(through[pair]).astype(np.int64)
+
+
+def _ps_heap(arrivals: list, works: list, counts: list, efficiency=None) -> list:
+    """Processor sharing of one period's distinct (arrival, work) pairs, sorted, with their
+    message ``counts``: an event walk with a heap of tags. Returns each pair's departure
+    (float ns).
 
     Every message in service has received the same service S (ns of its lone
     work); a message arriving when S = S0 leaves when S reaches S0 + w, so
     departures follow these tags. S grows at 1/n per ns with n in service
     (efficiency(n) / n with an ``efficiency``; the walk also crosses idle gaps).
     """
-    new = np.r_[True, (a[1:] != a[:-1]) | (w[1:] != w[:-1])]  # sorted: a pair starts here
-    starts = np.flatnonzero(new)
-    index = np.cumsum(new) - 1
-    arrivals, works = a[starts].tolist(), w[starts].tolist()
-    counts = np.diff(np.r_[starts, a.size]).tolist()
     through = [0.0] * len(arrivals)
     tags: list[tuple[float, int]] = []
     t, served, n, i = float(arrivals[0]), 0.0, 0, 0
@@ -241,7 +362,35 @@ def _ps_walk(a: np.ndarray, w: np.ndarray, efficiency=None) -> np.ndarray:
             t = leave
             through[c] = t
             n -= counts[c]
+    return through
+
+
+def _ps_walk(a: np.ndarray, w: np.ndarray, efficiency=None) -> np.ndarray:
+    """Processor sharing of one group, sorted by (arrival, work), walked with a heap over its
+    distinct (arrival, work) pairs (:func:`_ps_heap`): the reference the batched walks
+    (:func:`_ps_walks`) agree with, bit for bit. Returns int64 ns."""
+    new = np.r_[True, (a[1:] != a[:-1]) | (w[1:] != w[:-1])]  # sorted: a pair starts here
+    starts = np.flatnonzero(new)
+    index = np.cumsum(new) - 1
+    counts = np.diff(np.r_[starts, a.size]).tolist()
+    through = _ps_heap(a[starts].tolist(), w[starts].tolist(), counts, efficiency)
     return np.rint(np.asarray(through)[index.reshape(-1)]).astype(np.int64)
+
+
+_TABLES: dict = {}
+
+
+def _efficiency_table(efficiency, n: int) -> np.ndarray:
+    """Return [0, efficiency(1), ..., efficiency(n)] (float64), each value what the scalar call
+    returns, kept per function (a bound method: per object) and grown as needed."""
+    key = (getattr(efficiency, "__self__", None), getattr(efficiency, "__func__", efficiency))
+    table = _TABLES.get(key)
+    if table is None or table.size <= n:
+        if len(_TABLES) >= 8:
+            _TABLES.clear()
+        table = np.array([0.0] + [float(efficiency(k)) for k in range(1, 2 * n + 2)])
+        _TABLES[key] = table
+    return table
 
 
 def _all_equal(a: np.ndarray) -> bool:
@@ -288,6 +437,11 @@ def contention_ns(
         if n:
             up[go] = round(down_end + float(uo[go][0]) + n * float(uw[go][0]) / efficiency(n))
         return np.full(m, round(down_end), dtype=np.int64), up
+    if _compiled(m):
+        from edgesim.network.compiled_walks import contention
+
+        down, up = contention(da, dw, uo, uw, go, _efficiency_table(efficiency, m + 1))
+        return np.rint(down).astype(np.int64), np.rint(up).astype(np.int64)
     da, dw, uo, uw, go = da.tolist(), dw.tolist(), uo.tolist(), uw.tolist(), go.tolist()
     down_done = [0.0] * m
     up_done = [-1.0] * m

@@ -113,6 +113,7 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             if net.cfg.energy.model == "none"
             else EnergyMeter(net.cfg.energy, net.n_k[self.devices])
         )
+        self._energy_parts: dict = {}  # a steady exchange's energy parts, by (plan, length)
         if self.events:
             self._start_devices()
 
@@ -234,6 +235,13 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         """Count the exchange's energy (:class:`EnergyMeter`); returns (the plan, the energy all
         devices spent in it, J). A device whose battery empties during the exchange sends
         nothing (as a device offline when it would reply); the plan returned says so."""
+        # a whole plan that repeats (deterministic compute), without batteries: the same
+        # parts every time (kept per plan object and length: a handful)
+        repeat = plan.steady and plan.end_ns is not None and self.energy.battery is None
+        key = (id(plan), end_ns)
+        known = self._energy_parts.get(key) if repeat else None
+        if known is not None and known[0] is plan:
+            return plan, self.energy.add(phase, agents, end_ns, known[1])[1]
         m = agents.size
         tx = np.zeros(m, dtype=np.int64)
         tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
@@ -247,6 +255,8 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             np.where(on, plan.compute_ns, 0),
             np.where(on, plan.reports, 0),
         )
+        if repeat:
+            self._energy_parts[key] = (plan, self.energy.last_parts)
         if not (dying & plan.sending).any():
             return plan, spent
         keep = ~dying[plan.sending]  # among the senders, in order
