@@ -316,6 +316,8 @@ class Population:
                 self._groups.append(s)
             self._label[k] = index[key]
         self._deviators = np.flatnonzero(self._label >= 0)  # asked every exchange: once here
+        self._may_withhold = any(s.may_withhold for s in self._groups)  # the same: once here
+        self._may_delay = any(s.may_delay for s in self._groups)
 
     def deviators(self) -> np.ndarray:
         """Return the agents whose strategy may change what they report or send, sorted (int64)."""
@@ -363,7 +365,7 @@ class Population:
     def withheld(self, agents: np.ndarray, request_of) -> np.ndarray | None:
         """Return which of ``agents`` withhold their reply (bool, aligned), or None when none
         may (no strategy with ``may_withhold``)."""
-        if not any(s.may_withhold for s in self._groups):
+        if not self._may_withhold:
             return None
         out = np.zeros(agents.size, dtype=bool)
         for g, pos, req in self._requests(agents, request_of, "may_withhold"):
@@ -377,7 +379,7 @@ class Population:
     def delays_s(self, agents: np.ndarray, request_of) -> np.ndarray | None:
         """Return how long each of ``agents`` holds its reply back (seconds, aligned), or None
         when none does (no strategy with ``may_delay``)."""
-        if not any(s.may_delay for s in self._groups):
+        if not self._may_delay:
             return None
         out = np.zeros(agents.size)
         for g, pos, req in self._requests(agents, request_of, "may_delay"):
@@ -390,10 +392,15 @@ class Population:
         """Yield (group, positions in ``agents``, its Request) for each strategy group among
         ``agents`` (only groups whose strategy has ``flag`` set, when given)."""
         labels = self._label[agents]
-        for g in np.unique(labels[labels >= 0]).tolist():
+        if len(self._groups) == 1:  # the common case (one deviator, a search): no np.unique
+            pos = (labels == 0).nonzero()[0]
+            found = [(0, pos)] if pos.size else []
+        else:
+            found = [(g, None) for g in np.unique(labels[labels >= 0]).tolist()]
+        for g, pos in found:
             if flag is not None and not getattr(self._groups[g], flag):
                 continue
-            pos = np.flatnonzero(labels == g)
+            pos = np.flatnonzero(labels == g) if pos is None else pos
             req = request_of(agents[pos])
             if self._groups[g].remembers:
                 req.history = self._history.setdefault(g, [])

@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar
 
 from edgesim.agents import STRATEGIES, Amplify, OptOut, Population, StrategyConfig, make_strategy
 from edgesim.config import kinds_of, options_class, type_hints
@@ -77,6 +76,8 @@ def best_response(evaluate, gamma_min: float, gamma_max: float, points: int, xto
     lo = math.log(grid[max(i - 1, 0)])
     hi = math.log(grid[min(i + 1, grid.size - 1)])
     if hi > lo:
+        from scipy.optimize import minimize_scalar  # here: a run without a search never loads it
+
         minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xtol})
     best = min(seen, key=seen.get)
     truthful = seen[1.0] if 1.0 in seen else float(evaluate(1.0))
@@ -193,6 +194,8 @@ def minimise(
 
     def at_coords(u) -> float:
         return at(tuple(ax.value(float(x)) for ax, x in zip(axes, np.atleast_1d(u), strict=True)))
+
+    from scipy.optimize import minimize, minimize_scalar  # here: see best_response
 
     d = len(axes)
     n = min(points, budget) if d <= 1 else max(2, min(points, int((budget / 2) ** (1 / d))))

@@ -25,12 +25,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.learning.data import FederatedDataset
-from edgesim.learning.local import local_models
-from edgesim.learning.models import Design, Model
+if TYPE_CHECKING:  # the learning code is imported where used: validating a scenario needs none
+    from edgesim.learning.data import FederatedDataset
+    from edgesim.learning.models import Design, Model
 
 
 class OwnData:
@@ -92,6 +93,8 @@ class OwnData:
     @cached_property
     def local_optima(self) -> np.ndarray:
         """Return each agent's local model argmin F_k on its own data, (m, p) (computed once)."""
+        from edgesim.learning.local import local_models
+
         W, _ = local_models(self.model, self.design, self.local_rounds)
         return W
 
@@ -110,6 +113,26 @@ class Past:
     rows: np.ndarray | None
 
 
+class _OnFirstRead:
+    """A dataclass field that may be given as a function of no arguments: it is called on the
+    field's first read and its value kept (a request's rows that no strategy reads cost
+    nothing). Any other value is the field's value."""
+
+    def __set_name__(self, owner, name: str):
+        self.key = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:  # no default: the field is required
+            raise AttributeError(self.key)
+        value = obj.__dict__[self.key]
+        if callable(value):
+            value = obj.__dict__[self.key] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(eq=False)
 class Request:
     """One request as the devices answering it see it (a block of agents, one strategy).
@@ -123,7 +146,8 @@ class Request:
     computes; DP-FFL: the cluster), -1 in Phase I. ``own_problem``: (m,)
     whether the problem computes each row's agent's own payment (FFL never
     asks an agent in its own problem; DP-FFL asks every agent for loss
-    changes). ``ask``: the kind of report, ``"gradient"``, ``"loss"`` or
+    changes); it may be given as a function returning it, called when first read.
+    ``ask``: the kind of report, ``"gradient"``, ``"loss"`` or
     ``"loss_change"``. ``model``: the model sent; ``reference``: the
     reference model of a loss-change report (w*), else None. ``agents``: the
     rows' agents (mechanism numbering). ``rng``: the agents' random stream.
@@ -140,7 +164,7 @@ class Request:
     reference: np.ndarray | None
     agents: np.ndarray
     rng: np.random.Generator
-    own_problem: np.ndarray
+    own_problem: np.ndarray = _OnFirstRead()  # noqa: RUF009 - a descriptor, not a default
     history: list = field(default_factory=list)
     own_data: object = None  # a callable returning OwnData (lazy), or OwnData
 

@@ -67,6 +67,7 @@ from edgesim.learning.data.sources import DRAW_BLOCK_ROWS, storage_dtype
 from edgesim.learning.segments import (
     BLOCK_ROWS,
     EIGEN_BLOCK_ROWS,
+    INDICATOR_MAX_ENTRIES,
     THREAD_CHUNK_BLOCKS,
     gradient_threads,
 )
@@ -260,14 +261,16 @@ def _smoothness(s: Shape) -> int:
     """Bytes of the power iteration behind L_g: per block of EIGEN_BLOCK_ROWS rows (one per
     thread), its rows in float64, the start vectors and iterates (agents x d'), and with
     fewer rows than d' per agent each agent's (rows x rows) Gram matrix (``einsum`` forms it
-    through a buffer of the block's size: the larger of the two counts)."""
+    through a buffer of the block's size: the larger of the two counts), and the sparse
+    indicator of the blocks' segment sum, which ``segments`` keeps for the next call."""
     per_agent = max(1, math.ceil(s.n / max(s.K, 1)))
     # the blocks in flight at once: one per thread, at most the data's rows
     rows = min(s.n, gradient_threads() * (EIGEN_BLOCK_ROWS + per_agent - 1))
     agents = min(s.K, max(1, rows // per_agent))
     convert = rows * s.dprime * FLOAT if s.item < FLOAT else 0
     gram = max(agents * per_agent**2, rows * s.dprime) * FLOAT if per_agent < s.dprime else 0
-    return convert + 3 * agents * s.dprime * FLOAT + gram
+    kept = min(rows, INDICATOR_MAX_ENTRIES) * 2 * FLOAT  # a segment sum's indicator, kept
+    return convert + 3 * agents * s.dprime * FLOAT + gram + kept
 
 
 def _rounds(sc: Scenario, s: Shape) -> int:

@@ -10,14 +10,17 @@ from these declarations (:func:`output_markdown`), and a test keeps it current.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from edgesim.json_text import BULK_ITEMS, json_pieces
 
 
 def _f(doc: str, optional: bool = False, default: Any = None) -> Any:
@@ -29,8 +32,18 @@ def clean(x):
     if isinstance(x, dict):
         return {str(k): clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        types = set(map(type, x)) if len(x) >= BULK_ITEMS else None
+        if types is not None and types <= _PLAIN_TYPES:
+            return _clean_plain(x, types)
         return [clean(v) for v in x]
     if isinstance(x, np.ndarray):
+        plain = x.dtype.kind in "biu" or (x.dtype.kind == "f" and x.dtype.itemsize <= 8)
+        if x.ndim == 1 and plain:  # a column: its list (Python numbers) and its NaN at once
+            out = x.tolist()
+            if x.dtype.kind == "f":
+                for i in np.flatnonzero(~np.isfinite(x)).tolist():
+                    out[i] = None
+            return out
         return clean(x.tolist())
     if isinstance(x, (np.integer,)):
         return int(x)
@@ -38,6 +51,41 @@ def clean(x):
         x = float(x)
         return None if math.isnan(x) or math.isinf(x) else x
     return x
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector in the ``with`` block (restored after).
+
+    Forming K objects per run at large K (the agents' records, their JSON dicts) otherwise
+    sets off full collections, each over every object alive: at K = 10^6, 10^6 AgentRecords
+    took 2.8 s of CPU against 1.2 s, and their dicts 3.7 s against 0.7 s. Nothing formed
+    there refers to itself, so no garbage waits for the collector.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_PLAIN_TYPES = frozenset({int, float, bool, str, type(None)})
+
+
+def _clean_plain(x, types: set) -> list:
+    """Return :func:`clean` of a list of plain ints, floats, bools, strs and None (``types``
+    holds their types), in bulk: a copy with each NaN or infinity replaced by None."""
+    if types == {float}:
+        out = list(x)
+        for i in np.flatnonzero(~np.isfinite(np.array(out, dtype=np.float64))).tolist():
+            out[i] = None
+        return out
+    if float not in types:
+        return list(x)
+    isfinite = math.isfinite
+    return [None if type(v) is float and not isfinite(v) else v for v in x]
 
 
 def _as_dict(record) -> dict:
@@ -80,7 +128,18 @@ class AgentRecord:
 
     def to_json_dict(self) -> dict:
         """Return the agent's JSON object (its fields in order; ``network`` only when set)."""
-        return _as_dict(self)
+        attrs = self.__dict__
+        if tuple(attrs) != _AGENT_FIELDS:  # __init__ sets them in order: the common case
+            return _as_dict(self)
+        out = attrs.copy()  # one copy, not a getattr per field: K of them at large K
+        for name in _AGENT_OPTIONAL:
+            if out[name] is None:
+                del out[name]
+        return out
+
+
+_AGENT_FIELDS = tuple(f.name for f in dataclasses.fields(AgentRecord))
+_AGENT_OPTIONAL = tuple(f.name for f in dataclasses.fields(AgentRecord) if f.metadata["optional"])
 
 
 @dataclass
@@ -221,7 +280,10 @@ class RunRecord:
     def to_json_dict(self) -> dict:
         """Return the run's JSON object: plain data, NaN as null, optional fields only when set."""
         out = clean({k: v for k, v in _as_dict(self).items() if k != "agents"})
-        out["agents"] = [a.to_json_dict() if isinstance(a, AgentRecord) else a for a in self.agents]
+        with gc_paused():  # K new dicts
+            out["agents"] = [
+                a.to_json_dict() if isinstance(a, AgentRecord) else a for a in self.agents
+            ]
         return out
 
 
@@ -242,19 +304,26 @@ if __name__ == "__main__":
 
 
 def to_json(result: dict) -> str:
-    """Return the result as JSON text (stable key order, no NaN; byte-identical for a seed)."""
-    return json.dumps(result, indent=1, allow_nan=False) + "\n"
+    """Return the result as JSON text (stable key order, no NaN; byte-identical for a seed).
+
+    The text of ``json.dumps(result, indent=1, allow_nan=False)`` plus a newline, built
+    by :func:`edgesim.json_text.json_pieces`. Raises ``ValueError`` on a NaN or infinity,
+    ``TypeError`` on a value JSON cannot hold, like ``json.dumps``.
+    """
+    return "".join(json_pieces(result)) + "\n"
 
 
 def dump_json(result: dict, fh) -> None:
     """Write :func:`to_json`'s text, UTF-8 encoded, to the binary file ``fh`` chunk by chunk.
 
-    The same bytes without the whole text in memory (at K = 10^6 the text and
-    its pieces would take several GB). Raises ``ValueError`` on a NaN, like ``to_json``.
+    The same bytes without the whole text in memory (at K = 10^6 the text would be
+    600 MB): a long list is formatted ``json_text.CHUNK_ITEMS`` items at a time. Raises
+    ``ValueError`` on a NaN, like ``to_json``.
     """
     out = io.TextIOWrapper(fh, encoding="utf-8", newline="\n", write_through=False)
     try:
-        json.dump(result, out, indent=1, allow_nan=False)
+        for piece in json_pieces(result):
+            out.write(piece)
         out.write("\n")
         out.flush()
     finally:

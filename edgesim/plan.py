@@ -13,43 +13,63 @@ predicts from the mechanism's own rules, without running it:
 - on a network, the expected uplink transmissions: messages times
   E[attempts] = (1 - q^(R+1)) / (1 - q) for independent (Bernoulli) loss q with
   R retransmissions (capped ARQ);
-- the wall time of the mechanism: the gradient rounds times the time of one
-  all-agents gradient, measured here (best of three), plus the messages times
-  the driver's cost per message, measured by a short calibration (a few FedAvg
-  rounds on the same data and network). Rounds whose weighted sum is formed
-  from the data's moments (ridge's Phase I with truthful, unclipped, open
-  reports: :meth:`~edgesim.mechanisms.driver.AgentSide.answer`) cost one
-  pass for the moments, measured, instead of a gradient each;
-- the references computed after the mechanism, apart from its wall time: whether
-  exact VCG (K + 1 central solves) or the optimum w^o alone is computed and why
+- FFL's Phase II rounds under the stopping rule (``phase2_check``), per problem,
+  from the curvature at Phase I's end, linearised (:mod:`edgesim.plan_phase2`), and
+  how lost replies end problems early;
+- the wall time of the whole run (:mod:`edgesim.plan_wall`): counts of what it
+  does (exchanges, recipients, cells, report passes, secure-aggregation stages,
+  a best-response search's runs) times unit costs: one all-agents gradient,
+  measured here (best of three), and the driver's, the mechanism's, the network's
+  and the output's costs per exchange, recipient and cell, from the table
+  :mod:`edgesim.wall_costs` (measured by ``analysis/benchmarks/bench_plan.py
+  --write``). Rounds whose weighted sum is formed from the data's moments (ridge's
+  Phase I with truthful, unclipped, open reports:
+  :meth:`~edgesim.mechanisms.driver.AgentSide.answer`) cost one pass for the
+  moments, measured, instead of a gradient each;
+- the references computed after the mechanism: whether exact VCG (K + 1 central
+  solves) or the optimum w^o alone is computed and why
   (:func:`edgesim.reference.reference_plan`, the run's own decision), with their
   predicted seconds on the reference machine (the cost model of
   :mod:`edgesim.reference`); and the local-learning baseline's rounds, at most
   :func:`edgesim.reference.local_rounds_bound` (a closed-form bound), and seconds.
-  A best-response search is not predicted.
+  Both are parts of the wall time.
 
-With ``phase2_check = true`` FFL's problems run *at least* T2 rounds, then
-until the stopping rule holds: the plan says so. Lost replies do not change
-the messages sent (a lost reply is still a sent message); secure aggregation's
-key and share messages are counted by the network apart and not predicted.
+Lost replies do not change the messages sent (a lost reply is still a sent
+message); secure aggregation's key and share messages are counted by the
+network apart and not predicted (their exchanges are part of the wall time).
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import time
 
 import numpy as np
 
-from edgesim import theory
+from edgesim import theory, wall_costs
 from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
 from edgesim.mechanisms.driver import true_unclipped
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
+from edgesim.mechanisms.steps import step_size_phase1
+from edgesim.plan_phase2 import incomplete_probability, phase2_rounds
+from edgesim.plan_wall import (
+    import_seconds,
+    lazy_modules,
+    link_class,
+    local_seconds,
+    mechanism_seconds,
+    output_seconds,
+    search_runs,
+    secure_crypto_s,
+    walks_compiled,
+    work_of,
+)
 from edgesim.reference import (
+    SETUP_S,
+    exact_vcg_s,
     local_round_s,
     local_rounds_bound,
     problem_shape,
@@ -59,8 +79,6 @@ from edgesim.reference import (
 from edgesim.scenario import Scenario
 from edgesim.simulate import Simulation
 
-#: FedAvg rounds run on the scenario's own data and network to measure the cost per message.
-CALIBRATION_ROUNDS = 5
 #: A run whose estimate exceeds this warns before it starts (seconds).
 WARN_ABOVE_S = 3600.0
 
@@ -68,9 +86,22 @@ WARN_ABOVE_S = 3600.0
 def _gradient_time(sim: Simulation, ctx, design) -> float:
     """Return the wall seconds of one all-agents gradient at w[0] (best of three)."""
     best = math.inf
+    clip = clip_norm(ctx.cfg)  # clipped reports cost a norm per sample
     for _ in range(3):
         t0 = time.perf_counter()
-        sim.model.agent_grads(ctx.w0, design)
+        sim.model.agent_grads(ctx.w0, design, clip)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _each_time(sim: Simulation, ctx, design) -> float:
+    """Return the wall seconds of one pass of every agent's gradient at its own model (local
+    learning's round, the output's per-agent losses), at w[0] (best of three)."""
+    W = np.tile(ctx.w0, (design.K, 1))
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sim.model.agent_grads_each(W, design)
         best = min(best, time.perf_counter() - t0)
     return best
 
@@ -86,25 +117,78 @@ def _moments_time(sim: Simulation, ctx, design) -> float | None:
     return None if found is None else time.perf_counter() - t0
 
 
-def _message_time(sim: Simulation, reports_s: float) -> float:
-    """Return the wall seconds per message (each way) of the scenario's network, measured.
-
-    Runs CALIBRATION_ROUNDS rounds of FedAvg on the same data and network and
-    takes away the reports' share, ``reports_s`` (their gradients, or the moments'
-    pass when the rounds sum from it): what remains is the driver's cost per message.
-    """
-    sc = sim.scenario
-    mech = dataclasses.replace(
-        sc.mechanism, kind="fedavg", phase1_rounds=CALIBRATION_ROUNDS, eta1="theory"
+def _phase2_expected(sim: Simulation, ctx, design, T1: int, T2: int):
+    """Return FFL's Phase II rounds per problem under the stopping rule: (N, expected), each
+    (K,) (:func:`edgesim.plan_phase2.phase2_rounds`; lost replies end problems early)."""
+    cfg = ctx.cfg
+    incomplete = incomplete_probability(sim.scenario.network, ctx.K - 1)
+    return phase2_rounds(
+        sim.model,
+        design,
+        ctx,
+        T1=T1,
+        eta1=step_size_phase1(ctx),
+        T2=T2,
+        cap=cfg.phase2_max_rounds,
+        incomplete=incomplete,
     )
-    # A shallow copy shares the data, the design and L_g: no second copy of the data.
-    short = copy.copy(sim)
-    short.scenario = dataclasses.replace(sc, mechanism=mech)
-    t0 = time.perf_counter()
-    run = short.run_mechanism()
-    elapsed = time.perf_counter() - t0
-    messages = run.counters.messages_down + run.counters.messages_up
-    return max(elapsed - reports_s, 0.0) / max(messages, 1)
+
+
+def _steady_network(sim: Simulation) -> tuple[bool, int]:
+    """Return (whether the scenario's network reuses a steady exchange's plan, its cells):
+    the server's own rule (``NetworkServer.steady_ok``), on the network a run builds."""
+    from edgesim.network.build import Network
+    from edgesim.network.server import NetworkServer
+    from edgesim.simulate import network_seed
+
+    sc = sim.scenario
+    net = Network(sc.network, sim.data.n_k, network_seed(sc.seed))
+    server = NetworkServer(net, None, np.arange(sim.data.K))
+    return bool(server.steady_ok), sc.network.topology.cells(sim.data.K)
+
+
+def _wall_parts(sim: Simulation, ctx, c: dict, t_grad: float, t_each: float, t_moments, summed):
+    """Return (the predicted seconds of the whole run by part, the mechanism's
+    :class:`~edgesim.plan_wall.Work`) (:mod:`edgesim.plan_wall`). Parts: ``setup``,
+    ``reports``, ``memory``, ``network``, ``secure_aggregation``, ``mechanism_own`` (vcg's
+    solves, local learning), ``search`` (a best-response search's runs), ``references``,
+    ``local_baseline`` (filled by :func:`plan`) and ``output``."""
+    sc = sim.scenario
+    shape = problem_shape(sc)
+    n_params = ctx.w0.size
+    fidelity = sc.network.fidelity
+    steady, cells = _steady_network(sim) if fidelity != "none" else (False, 1)
+    work = work_of(sc, c, cells)
+    work = dataclasses.replace(work, passes=max(work.passes - summed, 0.0))
+    link = link_class(sc.network, sim.data.n_k)
+    start = fidelity != "none" and walks_compiled(sc.agents.count)
+    run = mechanism_seconds(
+        work, sc.mechanism.kind, t_grad, fidelity, sc.network.radio.access, link, steady, start
+    )
+    reports = run["reports"] + (t_moments or 0.0)
+    crypto = secure_crypto_s(sc, c, n_params)
+    # a search's runs have a deviator: every round forms reports, none sums the moments
+    deviating = run["total"] - run["reports"] + c.get("passes", 0) * t_grad + crypto
+    if start:  # the network started once, for the run
+        deviating -= wall_costs.START_S.get(fidelity, 0.0)
+    setup = SETUP_S[0] + SETUP_S[1] * (shape.n + shape.n_test) * shape.d
+    setup += SETUP_S[2] * shape.n * shape.dprime
+    own = 0.0
+    if sc.mechanism.kind == "vcg":
+        own = exact_vcg_s(shape, c.get("solves") or shape.K)
+    parts = {
+        "setup": setup,
+        "reports": reports,
+        "memory": run["memory"],
+        "network": run["network"],
+        "secure_aggregation": crypto,
+        "mechanism_own": own,
+        "search": search_runs(sc.best_response) * deviating,
+        "references": 0.0,  # filled by plan() from the reference plan
+        "local_baseline": 0.0,
+        "output": output_seconds(shape.K, sc.output.per_agent, t_each),
+    }
+    return parts, work
 
 
 def _phase1_rounds(sim: Simulation, ctx, design) -> int:
@@ -116,7 +200,7 @@ def _phase1_rounds(sim: Simulation, ctx, design) -> int:
     return max(1, theory.phase1_rounds(ctx.K, G, cfg.theory_delta, ctx.mu, ctx.L_g))
 
 
-def _counts(sim: Simulation, ctx, design) -> dict:
+def _counts(sim: Simulation, ctx, design, predict: bool = True) -> dict:
     """Return the rounds and the (gradient, loss) exchanges and messages of the mechanism."""
     cfg, K = ctx.cfg, ctx.K
     kind = cfg.kind
@@ -124,6 +208,7 @@ def _counts(sim: Simulation, ctx, design) -> dict:
     if kind == "fedavg":
         T1 = _phase1_rounds(sim, ctx, design)
         out.update(T1=T1, grad=(T1, K * T1), loss=(0, 0, 0), summed=T1)
+        out.update(round=(T1, K * T1), problem=(0, 0), passes=T1, secure=T1)
     elif kind == "ffl":
         T1 = _phase1_rounds(sim, ctx, design)
         T2 = cfg.phase2_rounds
@@ -134,13 +219,23 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         T2 = int(T2)
         per = T2 - 1 if cfg.payment_rule == "paper" and not cfg.phase2_check else T2
         problems = K if (K > 1 and T2 > 0) else 0
-        if cfg.phase2_check:
-            out["notes"].append("phase2_check: each problem runs at least T2 rounds (a minimum)")
-        exchanges = T1 + 1 + problems * max(per, 0)
-        messages = K * T1 + K + problems * (K - 1) * max(per, 0)
+        phase2 = problems * max(per, 0)  # Phase II exchanges, each to the K - 1 others
+        rounds2 = max(per, 0) if problems else 0  # parallel: one exchange per round, to all K
+        if cfg.phase2_check and K > 1 and predict:
+            N, expected = _phase2_expected(sim, ctx, design, T1, T2)
+            problems, phase2 = int(np.count_nonzero(N)), float(expected.sum())
+            rounds2 = int(N.max()) if problems else 0
+            out["phase2_rounds_expected"] = expected
+            out["notes"].append(
+                "phase2_check: each problem's rounds predicted from the curvature at Phase I's"
+                " end (linearised, truthful reports; edgesim.plan_phase2)"
+            )
+        exchanges = T1 + 1 + phase2
+        messages = K * T1 + K + (K - 1) * phase2
         out.update(T1=T1, T2=T2, problems=problems, grad=(exchanges, messages), loss=(0, 0, 0))
         out["summed"] = T1  # Phase I; the shared round and Phase II form the reports
-        rounds2 = max(per, 0) if problems else 0  # parallel: one exchange per round, to all K
+        out["round"], out["problem"] = (T1 + 1, K * (T1 + 1)), (phase2, (K - 1) * phase2)
+        out["passes"] = T1 + 1 + phase2 * (K - 1) / K
         out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
     elif kind == "dp-ffl":
         T1, T2 = dp_rounds(ctx)
@@ -152,6 +247,10 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         out["loss"] = (problems, problems * K, problems * K)  # with the reference model
         rounds2 = T2 + 1 if problems else 0  # parallel: T2 descent rounds, then the losses
         out["parallel"] = (T1 + rounds2, K * (T1 + rounds2))
+        out["round"] = (T1 + problems, K * (T1 + problems))  # Phase I, and the losses
+        out["problem"] = (problems * T2, grad_msgs - K * T1)
+        out["passes"] = T1 + problems + (problems * T2 * (L - 1) / L if problems else 0)
+        out["secure"] = T1 + problems * T2  # every descent round is summed
     elif kind == "vcg-federated":
         T1 = _phase1_rounds(sim, ctx, design)
         problems = K if K > 1 else 0  # one agent: nobody else to train on, P = 0
@@ -161,10 +260,16 @@ def _counts(sim: Simulation, ctx, design) -> dict:
         out["loss"] = (1 + problems, K + problems * (K - 1), 0)
         rounds2 = T1 + 1 if problems else 0  # parallel: the K trainings' rounds, then the losses
         out["parallel"] = (T1 + 1 + rounds2, K * (T1 + 1 + rounds2))
+        out["round"] = (T1 + 1, K * (T1 + 1))
+        out["problem"] = (problems * (T1 + 1), problems * (K - 1) * (T1 + 1))
+        out["passes"] = T1 + 1 + problems * (T1 + 1) * (K - 1) / K
+        out["secure"] = T1 + problems * T1
     elif kind in ("local", "vcg"):
-        out.update(grad=(0, 0), loss=(0, 0, 0))
+        out.update(grad=(0, 0), loss=(0, 0, 0), round=(1, K), problem=(0, 0), passes=0)
         if kind == "vcg":
             out["data_upload"] = K
+            L = cfg.clusters
+            out["solves"] = K if L in ("sqrt", "theory", "all") else min(K, int(L))
     else:
         out["notes"].append(f"mechanism {kind!r} is not built in: its messages are not predicted")
         return out
@@ -186,40 +291,55 @@ def _references(sim: Simulation) -> dict:
         "local_baseline_rounds": None,
         "local_baseline_s": None,
     }
-    if sc.output.local_baseline:  # every agent from zeros, with the data's own L (as it runs)
-        model, design = sim.model, sim.design
-        L = sim.federation(np.arange(sim.data.K))[1]
-        g0 = float(
-            np.max(np.linalg.norm(model.agent_grads(model.init(sim.data.d), design), axis=1))
-        )
-        rounds = local_rounds_bound(L, model.strong_convexity(), g0, sc.mechanism.local_rounds)
-        out["local_baseline_rounds"] = rounds
-        # one gradient of every agent at its own model per round, and one more every 10th
-        out["local_baseline_s"] = 1.1 * rounds * local_round_s(problem_shape(sc))
+    if sc.output.local_baseline:
+        out["local_baseline_rounds"], out["local_baseline_s"] = _local_learning(sim)
     return out
 
 
-def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
+def _local_learning(sim: Simulation) -> tuple[int, float]:
+    """Return local learning's rounds (at most) and predicted seconds: every agent from zeros,
+    with the data's own L (as the local baseline and the ``local`` mechanism run)."""
+    sc, model, design = sim.scenario, sim.model, sim.design
+    L = sim.federation(np.arange(sim.data.K))[1]
+    g0 = float(np.max(np.linalg.norm(model.agent_grads(model.init(sim.data.d), design), axis=1)))
+    rounds = local_rounds_bound(L, model.strong_convexity(), g0, sc.mechanism.local_rounds)
+    # one gradient of every agent at its own model per round, and one more every 10th
+    return rounds, 1.1 * rounds * local_round_s(problem_shape(sc))
+
+
+def plan(scenario: Scenario, sim: Simulation | None = None, predict: bool = True) -> dict:
     """Return what running ``scenario`` implies, without running it (module docstring).
 
     Keys: ``mechanism``, ``K``, ``T1``, ``T2``, ``problems`` (Phase II problems),
     ``clusters``, ``exchanges``, ``messages_down``, ``messages_up``,
     ``bytes_down``, ``bytes_up`` (None for a mechanism that is not built in),
     ``transmissions_up_expected`` (None when the loss model is not independent),
-    ``seconds_per_gradient`` (measured), ``report_exchanges`` (the gradient exchanges
-    whose reports are formed, not summed from the data's moments), ``wall_time_s``
-    (estimate, the mechanism only); the references after it: ``exact_vcg`` (whether its
+    ``phase2_rounds_expected`` (FFL with ``phase2_check``: each problem's expected rounds,
+    (K,); else None), ``seconds_per_gradient`` and ``seconds_per_each_pass`` (every agent
+    at its own model) (measured), ``report_exchanges`` (the
+    gradient exchanges whose reports are formed, not summed from the data's moments),
+    ``work`` (the counts the wall time multiplies: :class:`~edgesim.plan_wall.Work` as a
+    dict), ``wall_parts_s`` (seconds by part: setup, reports, memory, network,
+    secure_aggregation, mechanism_own, search, references, local_baseline, output,
+    imports) and
+    ``wall_time_s`` (their sum: the whole run, as ``edgesim run --json`` runs it; None for
+    a mechanism that is not built in); the references after it: ``exact_vcg`` (whether its
     K + 1 solves are computed), ``exact_vcg_reason``, ``reference_solves`` (the central
     solves: K + 1, 1 for w^o alone, or 0), ``exact_vcg_s`` and ``optimum_s`` (predicted
     seconds on the reference machine, whether or not computed), ``reference_s`` (those
     of what is computed), ``local_baseline_rounds`` (at most) and ``local_baseline_s``
     (None without the baseline); ``warn``
     (the estimate exceeds :data:`WARN_ABOVE_S`) and ``notes``.
+
+    ``predict = False`` skips FFL's Phase II prediction under ``phase2_check`` (it runs
+    Phase I in memory) and counts each problem's minimum T2 rounds instead: the cheap
+    lower estimate ``edgesim run`` checks before every run, whose cost stays small
+    against the run's.
     """
     sim = sim or Simulation(scenario)
     participants = sim.population.participants()
     ctx, design = sim.server_context(participants, np.random.default_rng(scenario.seed))
-    c = _counts(sim, ctx, design)
+    c = _counts(sim, ctx, design, predict)
     if (
         sim.population.assigned
         and c["T1"] is not None
@@ -240,6 +360,7 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         "bytes_down": None,
         "bytes_up": None,
         "transmissions_up_expected": None,
+        "phase2_rounds_expected": c.get("phase2_rounds_expected"),
         "notes": c["notes"],
         **_references(sim),
     }
@@ -266,12 +387,14 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
     if scenario.mechanism.phase2_schedule == "parallel" and "parallel" in c:
         # the same bytes in fewer messages: each agent's reports of one round travel together
         exchanges, messages = c["parallel"]
+        rounds1 = c["round"][0]
+        c["problem"] = (exchanges - rounds1, messages - c["round"][1])
     out.update(
-        exchanges=exchanges,
-        messages_down=messages,
-        messages_up=messages,
-        bytes_down=int(down),
-        bytes_up=int(up),
+        exchanges=round(exchanges),
+        messages_down=round(messages),
+        messages_up=round(messages),
+        bytes_down=round(down),
+        bytes_up=round(up),
     )
     net = scenario.network
     if (
@@ -297,13 +420,30 @@ def plan(scenario: Scenario, sim: Simulation | None = None) -> dict:
         else:
             out["notes"].append(f"loss model {radio.loss!r}: transmissions not predicted")
     summed = c.get("summed", 0) if t_moments is not None else 0
-    calibration = CALIBRATION_ROUNDS * t_grad if t_moments is None else t_moments
-    out["seconds_per_message"] = _message_time(sim, calibration)
-    out["report_exchanges"] = g_ex - summed
-    reports = (g_ex - summed) * t_grad + (t_moments if summed else 0.0)
-    out["wall_time_s"] = reports + 2 * messages * out["seconds_per_message"]
+    out["report_exchanges"] = round(g_ex - summed)
+    t_each = _each_time(sim, ctx, design)
+    out["seconds_per_each_pass"] = t_each
+    parts, work = _wall_parts(sim, ctx, c, t_grad, t_each, t_moments if summed else None, summed)
+    out["work"] = dataclasses.asdict(work)
+    parts["references"] = out["reference_s"]
+    parts["imports"] = import_seconds(lazy_modules(scenario, out["reference_solves"]))
+    if out["local_baseline_rounds"] is not None:
+        parts["local_baseline"] = local_seconds(out["local_baseline_rounds"], t_each)
+    if scenario.mechanism.kind == "local":
+        parts["mechanism_own"] = local_seconds(_local_learning(sim)[0], t_each)
+    out["wall_parts_s"] = parts
+    out["wall_time_s"] = sum(parts.values())
     out["warn"] = out["wall_time_s"] > WARN_ABOVE_S
     return out
+
+
+def _largest_parts(p: dict) -> str:
+    """Return the wall time's largest parts as text: "network 61%, reports 30%" (those of 10%
+    or more, at most three)."""
+    total = p["wall_time_s"] or 1.0
+    parts = sorted(p["wall_parts_s"].items(), key=lambda kv: -kv[1])
+    big = [f"{name.replace('_', ' ')} {s / total:.0%}" for name, s in parts[:3] if s >= 0.1 * total]
+    return ", ".join(big) or "no part above 10%"
 
 
 def describe(p: dict, memory=None) -> str:
@@ -319,6 +459,9 @@ def describe(p: dict, memory=None) -> str:
     rounds = f"  rounds        T1 = {num(p['T1'])}"
     if p["T2"] is not None:
         rounds += f", T2 = {num(p['T2'])} per Phase II problem, {p['problems']} problems"
+    expected = p.get("phase2_rounds_expected")
+    if expected is not None and p["problems"]:  # the stopping rule's rounds, per problem run
+        rounds += f" (about {expected.sum() / p['problems']:,.3g} rounds each under the rule)"
     if p["clusters"] is not None:
         rounds += f" (L = {p['clusters']} clusters)"
     lines.append(rounds)
@@ -330,8 +473,8 @@ def describe(p: dict, memory=None) -> str:
         lines.append(f"  transmissions {p['transmissions_up_expected']:,.0f} uplink expected (ARQ)")
     if p.get("wall_time_s") is not None:
         lines.append(
-            f"  wall time     about {p['wall_time_s']:.3g} s (one all-agents gradient:"
-            f" {p['seconds_per_gradient'] * 1e3:.3g} ms)"
+            f"  wall time     about {p['wall_time_s']:.3g} s ({_largest_parts(p)}; one"
+            f" all-agents gradient: {p['seconds_per_gradient'] * 1e3:.3g} ms)"
         )
     if "exact_vcg_reason" in p:
         vcg = p["exact_vcg_reason"]

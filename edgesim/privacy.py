@@ -41,8 +41,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr
 
 from edgesim import arguments
 
@@ -233,6 +231,8 @@ def _log_delta(mu: float, eps: float) -> float:
     """ln delta(eps) for mu-GDP, computed in log space; -inf when delta is 0."""
     if mu == 0.0:
         return -math.inf
+    from scipy.special import log_ndtr  # here: a run without DP need not load scipy.special
+
     log_a = float(log_ndtr(-eps / mu + mu / 2.0))
     log_b = eps + float(log_ndtr(-eps / mu - mu / 2.0))
     d = log_b - log_a  # <= 0 in exact arithmetic
@@ -279,6 +279,8 @@ def epsilon_for_mu(mu: float, beta: float) -> float:
         hi *= 2.0
     else:  # pragma: no cover - delta(eps) -> 0 as eps -> inf, so this cannot happen
         raise RuntimeError(f"epsilon_for_mu: no bracket for mu={mu}, beta={beta}")
+    from scipy.optimize import brentq  # here: scipy.optimize costs every run a fifth of a second
+
     return float(brentq(f, 0.0, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps, maxiter=500))
 
 
@@ -315,6 +317,8 @@ def _mu_for_epsilon(eps: float, beta: float) -> float:
         raise RuntimeError(f"calibrate_accountant: no bracket for eps={eps}, beta={beta}")
     if g(lo) == 0.0:
         return lo
+    from scipy.optimize import brentq
+
     return float(brentq(g, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps, maxiter=500))
 
 

@@ -8,19 +8,19 @@ reader checks a field against its source in one file.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from edgesim.agents import TRUTHFUL, Population, make_strategy
 from edgesim.best_response import best_response as best_response
 from edgesim.best_response import search as search_deviation
-from edgesim.canary import Canary, make_canary
 from edgesim.deviations import identities
 from edgesim.economics import properties as economic_properties
 from edgesim.learning.data import FederatedDataset, build_dataset
+from edgesim.learning.data import cache as data_cache
 from edgesim.learning.local import local_models
 from edgesim.learning.models import Design, Model, make_model
 from edgesim.mechanisms import make_mechanism
@@ -36,17 +36,18 @@ from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
 from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
-from edgesim.network.build import Network
 from edgesim.network.round_time import RoundTimes
-from edgesim.network.server import NetworkServer
-from edgesim.output import AgentRecord, RunRecord
+from edgesim.output import AgentRecord, RunRecord, gc_paused
 from edgesim.reference import optimum, reference_plan
 from edgesim.scenario import Scenario
 from edgesim.version import __version__
 
+if TYPE_CHECKING:  # imported where used: a run in memory loads neither SimPy nor the canary
+    from edgesim.canary import Canary
+    from edgesim.network.server import NetworkServer
+
 STREAMS = ("data", "server", "agents")
-#: ``mechanism_info`` lists holding one value per participant, reported per agent id
-#: (null for an agent that opted out).
+#: ``mechanism_info`` lists of one value per participant, reported per agent id (null: opted out)
 PER_PARTICIPANT_INFO = (
     "cluster_of_agent",
     "phase2_restarts",
@@ -126,8 +127,11 @@ class Simulation:
         self.scenario = scenario
         rng = streams(scenario.seed)
         task = "regression" if scenario.model.kind == "ridge" else "classification"
-        K = scenario.agents.count
-        self.data = data if data is not None else build_dataset(scenario.data, K, task, rng["data"])
+        K, sc = scenario.agents.count, scenario
+        self.data, entry = data, None  # entry: the data's in the process's cache, if built here
+        if data is None:  # built once in a process for every run that asks for it (a sweep's)
+            build = lambda: build_dataset(sc.data, K, task, rng["data"])  # noqa: E731
+            self.data, entry = data_cache.dataset(sc.data, K, task, sc.seed, build)
         strategies = {s.agent: make_strategy(s) for s in scenario.agents.strategy}
         self.original_data = self.data
         self.data, self.sybil = identities.split_sybils(self.data, strategies, scenario)
@@ -140,12 +144,14 @@ class Simulation:
             C = clip_norm(mech) or mech.gradient_bound
             a = scenario.audit
             size = a.canary_norm * (C if a.canary == "gradient" else 1.0)
+            from edgesim.canary import make_canary
+
             self.canary = make_canary(self.data, self.model, size, a.canary)
             if scenario.audit.neighbour:
                 self.data = self.canary.insert(self.data)
         R = feature_bound(scenario.mechanism)
         if R is not None:  # each device clips its own samples, the canary included
-            self.data = self.data.clip_features(R, copy=data is not None)
+            self.data = self.data.clip_features(R, copy=data is not None or entry is not None)
         self.design = self.model.design(self.data)
         self.population = Population(self.data.K, strategies)
         self._local = None
@@ -154,6 +160,8 @@ class Simulation:
         self.last_model = None  # w* of the last run, in the model's shape
         self.last_per_agent = None  # the last run's per-agent columns (output.per_agent sidecar)
         self._federations: dict[tuple, tuple[Design, float]] = {}
+        # L_g and the local models are kept beside the cached data while it is used as built.
+        self._entry = entry if entry is not None and self.data is entry.data else None
 
     def run_mechanism(self, population: Population | None = None) -> MechanismRun:
         """Run the scenario's mechanism with ``population`` (default: the scenario's strategies)."""
@@ -183,6 +191,9 @@ class Simulation:
             if sc.network.fidelity == "none":
                 outcome, counters = run_in_memory(gen, side, participants.size)
             else:
+                from edgesim.network.build import Network
+                from edgesim.network.server import NetworkServer
+
                 net = Network(sc.network, self.data.n_k, network_seed(sc.seed))
                 server = NetworkServer(net, side, participants, self.events_window)
                 outcome = server.run(gen)
@@ -227,25 +238,28 @@ class Simulation:
         return ctx, design
 
     def federation(self, participants: np.ndarray) -> tuple[Design, float]:
-        """Return the design of ``participants`` and its L_g, computed once per set.
-
-        A best-response search reruns the mechanism many times on the same
-        participants; the power iteration behind L_g need not run each time.
-        """
-        key = hashlib.sha256(np.ascontiguousarray(participants, dtype=np.int64)).hexdigest()
+        """Return the design of ``participants`` and its L_g, computed once per set (a search
+        reruns the mechanism on the same participants) and kept with the cached data."""
+        key = data_cache.digest(participants)
         if key not in self._federations:
             full = participants.size == self.data.K
             design = self.design if full else self.model.design(self.data.subset(participants))
-            L_g = self.model.smoothness(design, self.scenario.model.smoothness)
+            kind = self.scenario.model.smoothness
+            L_g = self.kept(("L_g", key), lambda: self.model.smoothness(design, kind))
             self._federations[key] = (design, L_g)
         return self._federations[key]
+
+    def kept(self, name: tuple, compute):
+        """Return ``compute()``, a value of this data and model alone (``name`` says which): kept
+        with the data in the process's cache for the next run of them (a sweep's)."""
+        return data_cache.derived(self._entry, (*name, repr(self.scenario.model)), compute)
 
     def local(self) -> np.ndarray:
         """Return every agent's local-learning model (K, n_params), computed once."""
         if self._local is None:
-            self._local, _ = local_models(
-                self.model, self.design, self.scenario.mechanism.local_rounds
-            )
+            rounds = self.scenario.mechanism.local_rounds
+            compute = lambda: local_models(self.model, self.design, rounds)[0]  # noqa: E731
+            self._local = self.kept(("local models", rounds), compute)
         return self._local
 
     def agent_models(self, run: MechanismRun) -> np.ndarray:
@@ -364,12 +378,13 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
 
     vcg = None
     reference = reference_plan(scenario)  # exact VCG, w^o alone, or neither (edgesim.reference)
+    solve = (data_cache.digest(mrun.participants), data_cache.digest(p))  # once per data and p
     if reference.exact_vcg:
-        w_o, vcg_fed = vcg_payments(model, mrun.design, p)
+        w_o, vcg_fed = sim.kept(("VCG", *solve), lambda: vcg_payments(model, mrun.design, p))
         vcg = np.zeros(K)
         vcg[mrun.participants] = vcg_fed
     elif reference.optimum:
-        w_o = optimum(model, mrun.design, p)
+        w_o = sim.kept(("w^o", *solve), lambda: optimum(model, mrun.design, p))
     if reference.optimum:
         model_out["optimum_loss"] = model.loss(w_o, mrun.design, p)
         model_out["optimality_gap"] = glob - model_out["optimum_loss"]
@@ -460,7 +475,7 @@ def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
 def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     """Fill the JSON's per-agent parts (``output.per_agent = "json"``): the ``agents`` array,
     and each per-participant list of ``info`` spread over the agent ids (None outside)."""
-    K = sim.data.K
+    K, part = sim.data.K, mrun.participants.tolist()
     columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
     network_cols = {
         n: _spread(v, mrun.participants, K, fill=0).tolist() for n, v in network_cols.items()
@@ -468,22 +483,23 @@ def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     inside = np.zeros(K, dtype=bool)
     inside[mrun.participants] = True
     n_list, inside_list = sim.data.n_k.tolist(), inside.tolist()
-    result.agents = [
-        AgentRecord(
-            id=k,
-            n=n_list[k],
-            strategy=sim.population.strategy(k).describe(),
-            participates=inside_list[k],
-            **{name: col[k] for name, col in columns.items()},
-            network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
-        )
-        for k in range(K)
-    ]
+    with gc_paused():  # K records: the collector would walk them again and again
+        result.agents = [
+            AgentRecord(
+                id=k,
+                n=n_list[k],
+                strategy=sim.population.strategy(k).describe(),
+                participates=inside_list[k],
+                **{name: col[k] for name, col in columns.items()},
+                network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
+            )
+            for k in range(K)
+        ]
     for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
         if key in info and len(info[key]) == mrun.participants.size:
             full = [None] * K
-            for i, value in enumerate(np.asarray(info[key]).tolist()):
-                full[int(mrun.participants[i])] = value
+            for i, value in zip(part, np.asarray(info[key]).tolist(), strict=True):
+                full[i] = value
             info[key] = full
 
 

@@ -42,3 +42,13 @@ def regression_data():
 @pytest.fixture
 def classification_data():
     return make_classification()
+
+
+@pytest.fixture(autouse=True)
+def fresh_data_cache():
+    """Every test starts without the datasets (and their L_g, local models, reference solves)
+    that earlier tests' runs kept in the process (edgesim.learning.data.cache): a test that
+    counts builds or solves, or patches how they are made, sees its own."""
+    from edgesim.learning.data import cache
+
+    cache.clear()

@@ -78,6 +78,29 @@ def test_dpffl_loss_changes_say_whose_payment_they_price():
     assert sum(bool(r.own_problem[0]) for r in changes) == 1
 
 
+def test_own_problem_may_be_given_as_a_function_read_once():
+    """``Request.own_problem`` given as a function is called on its first read only (a
+    strategy that never reads it costs nothing); an array is kept as it is."""
+    from edgesim.device_view import Request
+
+    calls = []
+
+    def own():
+        calls.append(1)
+        return np.array([True, False])
+
+    req = Request("phase2", 1, 0, "gradient", None, None, np.arange(2), None, own)
+    assert calls == []
+    assert req.own_problem.tolist() == [True, False] and req.own_problem is req.own_problem
+    assert calls == [1]
+    given = np.array([False, True])
+    assert (
+        Request("phase1", 0, -1, "loss", None, None, np.arange(2), None, given).own_problem is given
+    )
+    with pytest.raises(TypeError):
+        Request("phase1", 0, -1, "loss", None, None, np.arange(2), None)  # still required
+
+
 @dataclass(frozen=True)
 class WithholdPhase2(Strategy):
     """Withhold every Phase II reply in the problems listed."""

@@ -148,8 +148,10 @@ def test_the_wide_logistic_counts_the_rows_it_has():
     # two (K, P) report arrays, and one gradient block: its 400 rows' scores (3 per class)
     # and its 40 agents' sums (two (K, P) arrays)
     assert p["rounds"] == 2 * K * P * 8 + 3 * 400 * C * 8 + 2 * K * P * 8
-    # 10 rows per agent < d': each agent's Gram matrix, formed through a buffer of the rows
-    assert p["smoothness"] == max(K * 10**2, 400 * 12_499) * 8 + 3 * K * 12_499 * 8
+    # 10 rows per agent < d': each agent's Gram matrix, formed through a buffer of the rows,
+    # and the segment sum's sparse indicator over the 400 rows, kept (16 bytes a row)
+    kept = 400 * 16
+    assert p["smoothness"] == max(K * 10**2, 400 * 12_499) * 8 + 3 * K * 12_499 * 8 + kept
     assert fp.total < 1.5 * GiB  # it peaks at 0.73 GB (issue 27), not 36.9 GiB
 
 

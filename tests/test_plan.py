@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from edgesim import plan as planner
@@ -168,3 +169,135 @@ def test_the_plan_says_why_it_skips_and_what_the_local_baseline_costs(capsys):
     assert f"  local         baseline: at most {p['local_baseline_rounds']:,d} rounds" in text
     off = planner.plan(scenario.load(None, [*SMALL, *MEMORY]))
     assert off["local_baseline_rounds"] is None and off["local_baseline_s"] is None
+
+
+# ----------------------------------------------------------------- the wall-time model (issue 32)
+
+
+def _table_seconds(p: dict, sc) -> dict:
+    """The network and in-memory seconds recomputed from edgesim.wall_costs and the plan's counts,
+    independently of edgesim.plan_wall."""
+    from edgesim import wall_costs
+    from edgesim.plan_wall import link_class
+
+    w = p["work"]
+    mem = wall_costs.MEMORY[sc.mechanism.kind]
+    memory = (
+        mem["round"][0] * w["round_exchanges"]
+        + mem["round"][1] * w["round_recipients"]
+        + mem["problem"][0] * w["problem_exchanges"]
+        + mem["problem"][1] * w["problem_recipients"]
+    )
+    if sc.network.fidelity == "none":
+        return {"memory": memory, "network": 0.0}
+    link = link_class(sc.network, Simulation(sc).data.n_k)
+    costs = wall_costs.NETWORK[sc.network.fidelity][sc.network.radio.access][link]
+    steady = sc.network.radio.loss == "none"
+
+    def cost(kind, exchanges, recipients):
+        ex, rec, cell = costs[kind]
+        return ex * exchanges + rec * recipients + cell * w["cells"] * exchanges
+
+    from edgesim.network import medium
+
+    # the network's start, once per process, when exchanges are large enough to walk compiled
+    compiled = sc.agents.count >= getattr(medium, "COMPILED_FROM", 0)
+    network = wall_costs.START_S[sc.network.fidelity] if compiled else 0.0
+    network += cost("steady" if steady else "general", w["round_exchanges"], w["round_recipients"])
+    network += cost(
+        "others" if steady else "general", w["problem_exchanges"], w["problem_recipients"]
+    )
+    return {"memory": memory, "network": network}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["network.fidelity=batched", "network.radio.loss=none", "network.radio.loss_prob=0"],
+        ["network.fidelity=events", "network.topology.devices_per_cell=2",
+         "network.radio.access=ofdma"],
+        ["network.fidelity=none", "mechanism.kind=dp-ffl", "mechanism.clusters=3"],
+    ],
+    ids=["batched-steady", "events-cells-lossy", "memory-dp-ffl"],
+)  # fmt: skip
+def test_the_wall_estimate_is_the_tables_costs_times_the_plans_counts(extra):
+    sc = scenario.load(None, [*SMALL, "agents.count=7", "mechanism.phase1_rounds=9",
+                              "mechanism.phase2_rounds=2", *extra])  # fmt: skip
+    p = planner.plan(sc)
+    w, parts = p["work"], p["wall_parts_s"]
+    K, kind = 7, sc.mechanism.kind
+    if kind == "ffl":  # 9 rounds and the shared one to all 7; 7 problems of 2 rounds to 6 others
+        assert (w["round_exchanges"], w["round_recipients"]) == (10, 70)
+        assert (w["problem_exchanges"], w["problem_recipients"]) == (14, 84)
+    assert w["cells"] == (4 if "devices_per_cell=2" in " ".join(extra) else 1)  # ceil(7 / 2)
+    expected = _table_seconds(p, sc)
+    assert parts["memory"] == pytest.approx(expected["memory"], rel=1e-12)
+    assert parts["network"] == pytest.approx(expected["network"], rel=1e-12, abs=1e-15)
+    assert p["wall_time_s"] == pytest.approx(sum(parts.values()), rel=1e-12)
+    assert parts["reports"] == pytest.approx(w["passes"] * p["seconds_per_gradient"], rel=1e-12)
+    assert K == sc.agents.count
+
+
+def test_lost_replies_end_phase2_problems_early():
+    from edgesim import plan_phase2
+
+    # pi = 0.1, 3 rounds minimum, 50 needed: 3 + sum_{j=1}^{47} 0.9^j
+    expected = 3 + sum(0.9**j for j in range(1, 48))
+    got = plan_phase2.expected_with_loss(np.array([50, 0, 3]), 3, 0.1)
+    assert got[0] == pytest.approx(expected, rel=1e-12)
+    assert got[1] == 0 and got[2] == 3  # a problem not run; one done at T2 whatever is lost
+    # q = 0.2 per transmission, 3 retransmissions: a message lost with 0.2^4, a reply missing
+    # when either direction is: 1 - (1 - 0.0016)^2; an exchange to 5 agents incomplete with
+    # 1 - (1 - that)^5
+    sc = scenario.load(None, [*SMALL, *LOSSY])
+    miss = 1 - (1 - 0.2**4) ** 2
+    got = plan_phase2.incomplete_probability(sc.network, 5)
+    assert got == pytest.approx(1 - (1 - miss) ** 5)
+    memory = scenario.load(None, [*SMALL, *MEMORY]).network
+    assert plan_phase2.incomplete_probability(memory, 5) == 0.0
+
+
+def test_rounds_to_target_is_the_least_round_meeting_the_rule():
+    from edgesim.plan_phase2 import rounds_to_target
+
+    rng = np.random.default_rng(3)
+    coef = rng.exponential(size=(40, 5))
+    factors = rng.uniform(0.5, 0.999, size=5)
+    target = rng.uniform(1e-4, 1.0, size=40)
+    got = rounds_to_target(coef, factors, target, cap=5000)
+    for i in range(40):  # the first t whose sum is at most the target, found by walking
+        t = 0
+        while (coef[i] * factors**t).sum() > target[i] and t < 5000:
+            t += 1
+        assert got[i] == t
+
+
+def test_phase2_rounds_under_the_stopping_rule_are_predicted():
+    # Ridge is quadratic: the linearised model is exact but for the Hessian of each problem's
+    # objective, taken as (1 - p_k) times the whole one's.
+    over = ["data.samples=300", "data.heterogeneity=1.0", "agents.count=30",
+            "mechanism.epsilon=1e-7", "mechanism.phase2_rounds=1"]  # fmt: skip
+    sc = scenario.load("scenarios/comm-vs-k.toml", [*over, "network.fidelity=none"])
+    p = planner.plan(sc)
+    actual = np.array(run(sc)["iterations"]["phase2_per_agent"])
+    predicted = p["phase2_rounds_expected"]
+    assert actual.min() > 5  # the rule, not T2 = 1, decides
+    assert np.abs(predicted - actual).max() <= 2
+    assert predicted.sum() == pytest.approx(actual.sum(), rel=0.05)
+    assert p["exchanges"] == pytest.approx(
+        p["T1"] + 1 + actual.sum(), rel=0.05
+    )  # Phase I, the shared round at w*, the problems
+
+
+def test_a_search_is_planned_as_its_runs():
+    from edgesim.plan_wall import search_runs
+
+    sc = scenario.load("scenarios/paper-fig1.toml", ["mechanism.phase1_rounds=30"])
+    br = sc.best_response
+    # 7 log-spaced points and gamma = 1; Brent over two grid steps of ln(256)/6 to xtol 1e-3:
+    # half of ln(2 ln(256)/6 / 1e-3) / ln(golden) golden-section steps, rounded up; the opt-out
+    refine = int(np.ceil(0.5 * np.log(2 * np.log(256) / 6 / 1e-3) / np.log((1 + 5**0.5) / 2)))
+    assert search_runs(br) == 7 + 1 + refine + 1
+    result = run(sc)
+    actual = result["best_response"]["evaluations"] + 1  # and the opt-out run
+    assert abs(search_runs(br) - actual) <= 0.5 * actual

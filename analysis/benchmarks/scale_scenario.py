@@ -54,3 +54,26 @@ def ffl_scale_scenario(
     if network is not None:
         tables["network"] = network
     return tables
+
+
+#: Issue 32's FFL at K = 200: logistic regression on 2 000 synthetic samples, T1 = 20, T2 = 3
+#: (with the stopping rule), a Shannon cell of 200 OFDMA blocks, 5 % Bernoulli loss with ARQ,
+#: batched (bench_plan.py and bench_exchange.py).
+FFL_K200 = {
+    "name": "ffl-k200",
+    "seed": 0,
+    "data": {"source": "synthetic", "samples": 2000},
+    "model": {"kind": "logistic"},
+    "agents": {"count": 200},
+    "mechanism": {"kind": "ffl", "phase1_rounds": 20, "phase2_rounds": 3},
+    "network": {
+        "fidelity": "batched",
+        "radio": {
+            "model": "shannon",
+            "access": "ofdma",
+            "resource_blocks": 200,
+            "loss": "bernoulli",
+            "loss_prob": 0.05,
+        },
+    },
+}

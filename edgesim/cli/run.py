@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
         if args.dry_run or not args.quiet:
             from edgesim.plan import describe, plan
 
-            expected = plan(sc, sim)
+            expected = plan(sc, sim, predict=args.dry_run)  # before a run: the cheap estimate
             if args.dry_run:
                 print(describe(expected, memory))
                 return 0

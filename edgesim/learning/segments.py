@@ -72,9 +72,9 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
     result depends on that block only: any split gives the same bits. Returns nothing;
     a worker's exception is raised here.
     """
-    threads = gradient_threads()
     chunk = THREAD_CHUNK_BLOCKS if chunk is None else chunk
-    if threads == 1 or n_blocks < 2 * chunk:
+    threads = 1 if n_blocks < 2 * chunk else gradient_threads()  # a small call asks nothing
+    if threads == 1:
         work(0, n_blocks)
         return
     pool = _POOL.get(threads)
@@ -125,10 +125,10 @@ def segment_sum(
 
 #: Block indicators kept for reuse (a round's segment sums repeat the same blocks), per
 #: thread, at most :data:`INDICATORS_KEPT` of at most :data:`INDICATOR_MAX_ENTRIES` entries
-#: each (a few MB in all).
+#: each (16 bytes an entry: at most 2 MiB in all; edgesim.footprint counts one).
 _INDICATORS: dict = {}
-INDICATORS_KEPT = 16
-INDICATOR_MAX_ENTRIES = 1 << 15
+INDICATORS_KEPT = 8
+INDICATOR_MAX_ENTRIES = 1 << 14
 
 
 def _indicator(starts: np.ndarray, counts: np.ndarray, n: int, C: int) -> csr_matrix:

@@ -208,7 +208,7 @@ class AgentSide:
                 reference=step.reference,
                 agents=block,
                 rng=self.rng,
-                own_problem=np.isin(block, payees),
+                own_problem=lambda: np.isin(block, payees),
                 own_data=lambda: self.own_data(block),
             )
 

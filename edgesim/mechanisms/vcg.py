@@ -14,8 +14,6 @@ with scipy's L-BFGS-B to a gradient norm of 1e-10, warm-started at w^o.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from edgesim.learning.models import Design, Model, Ridge, as_float64, segment_sum
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism
@@ -32,6 +30,8 @@ def solve_weighted(model: Model, design: Design, weights: np.ndarray, w0=None) -
     if isinstance(model, Ridge):
         return model.solve(design, weights)
     x0 = np.zeros(model.n_params(design.data.d)) if w0 is None else w0
+    from threadpoolctl import threadpool_limits  # imported where used: every run imports vcg
+
     # Many small BLAS calls: threads cost far more than they save (about 40x here).
     with threadpool_limits(1):
         res = _lbfgs(model, design, weights, x0)
@@ -39,6 +39,8 @@ def solve_weighted(model: Model, design: Design, weights: np.ndarray, w0=None) -
 
 
 def _lbfgs(model, design, weights, x0):
+    from scipy.optimize import minimize
+
     return minimize(
         model.loss_and_grad,
         x0,

@@ -34,14 +34,17 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
 from edgesim.network.medium import finish_ns
+
+if TYPE_CHECKING:  # networkx takes about 0.15 s to import: only where a graph is built
+    import networkx as nx
 
 SERVER = "server"
 AGGREGATION = "aggregation"
@@ -275,6 +278,8 @@ class Topology:
         ]
 
     def _infrastructure(self) -> nx.Graph:
+        import networkx as nx
+
         g = nx.Graph()
         g.add_node(SERVER, kind="server")
         bh = self.backhaul
@@ -398,7 +403,7 @@ class Topology:
 
         Meant for inspection and plotting at small K (one node per device).
         """
-        g = self.graph.copy()
+        g = self.graph.copy()  # networkx is imported: the graph exists
         for k in range(self.K):
             g.add_node(f"dev{k}", kind="device", xy=tuple(self.xy_m[k]))
             ap = self.ap_name(int(self.ap_of[k]))

@@ -54,28 +54,56 @@ as ``edgesim.sweeps.NAME``.
 
 from __future__ import annotations
 
-from edgesim.sweeps.errors import SweepError
-from edgesim.sweeps.executors import (
-    ExecutorHandle,
-    InlineExecutor,
-    dask_security,
-    make_executor,
-    threading_main,
-)
-from edgesim.sweeps.plots import plot, save_figure
-from edgesim.sweeps.runner import SweepSummary, run_sweep
-from edgesim.sweeps.store import (
-    LOCK,
-    MANIFEST,
-    RESULTS,
-    git_revision,
-    latest,
-    load_records,
-    read_records,
-    write_atomic,
-)
-from edgesim.sweeps.tables import columns_of, csv_text, table, write_csv, write_parquet
-from edgesim.sweeps.worker import execute, result_json
+import importlib
+from typing import Any
+
+#: Every name of the package -> the module that defines it, imported on first use, so that
+#: a command needing one of them (``edgesim run`` writes with ``write_atomic``) loads only it.
+EXPORTS = {
+    "SweepError": "errors",
+    **dict.fromkeys(
+        ("ExecutorHandle", "InlineExecutor", "dask_security", "make_executor", "threading_main"),
+        "executors",
+    ),
+    "plot": "plots",
+    "save_figure": "plots",
+    "SweepSummary": "runner",
+    "run_sweep": "runner",
+    **dict.fromkeys(
+        (
+            "LOCK",
+            "MANIFEST",
+            "RESULTS",
+            "git_revision",
+            "latest",
+            "load_records",
+            "read_records",
+            "write_atomic",
+        ),
+        "store",
+    ),
+    **dict.fromkeys(("columns_of", "csv_text", "table", "write_csv", "write_parquet"), "tables"),
+    "execute": "worker",
+    "result_json": "worker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name (:data:`EXPORTS`) or a submodule on first use; returns it."""
+    module = EXPORTS.get(name)
+    if module is None:
+        if name in ("errors", "executors", "plots", "runner", "store", "tables", "worker"):
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Return the package's names, the lazy ones included."""
+    return sorted({*globals(), *EXPORTS})
+
 
 __all__ = [
     "LOCK",

@@ -333,6 +333,31 @@ def test_paper_linear_matches_fig1():
     assert abs(kappa1.mean()) < 4 * D.paper_linear_noise(0, 2, 3).std() / np.sqrt(kappa1.size)
 
 
+@pytest.mark.parametrize(
+    "mean, variance, clip",
+    [
+        (2.0, 2.0, 3.0),  # Fig. 1's agent 0: a < 0 < b (central mass), the lower-tail quantile
+        (0.0, 2.0, 3.0),  # agent 1
+        (5.0, 1.0, 3.0),  # the whole interval below the mean: b <= 0 (left mass)
+        (-5.0, 1.0, 3.0),  # above it: a > 0 (right mass), the upper-tail quantile
+        (12.0, 1.0, 3.0),  # far in the tail (ndtri_exp's small-argument branch)
+        (-0.5, 0.1, 0.2),
+        (0.0, 1e-4, 1.0),  # an interval of 100 standard deviations: the plain normal
+    ],
+)
+def test_paper_linear_draws_equal_scipy_truncnorm_bit_for_bit(mean, variance, clip):
+    """The data's own sampler draws exactly what scipy.stats.truncnorm's rvs draws (the
+    golden outputs were made with it), and leaves the stream where rvs leaves it."""
+    for seed, size in ((0, 20_000), (1, 1), (2, 0)):
+        r1, r2 = rng(seed), rng(seed)
+        want = D.paper_linear_noise(mean, variance, clip).rvs(size=size, random_state=r1)
+        got = D.sources.paper_linear_draws(mean, variance, clip, size, r2)
+        assert got.dtype == np.float64 and got.shape == (size,)
+        assert np.array_equal(got.view(np.int64), np.asarray(want, float).view(np.int64))
+        assert r1.random() == r2.random()
+    assert np.abs(D.sources.paper_linear_draws(mean, variance, clip, 1000, rng())).max() <= clip
+
+
 def test_paper_linear_errors_and_sizes():
     with pytest.raises(ScenarioError) as e:
         build_dataset(cfg(source="paper-linear"), 2, "classification", rng())

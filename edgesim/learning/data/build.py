@@ -8,7 +8,6 @@ import numpy as np
 
 from edgesim.errors import ScenarioError
 from edgesim.learning.data.checks import require_classification
-from edgesim.learning.data.images import load_fashion_mnist, load_mnist
 from edgesim.learning.data.sources import (
     load_digits,
     load_npz,
@@ -21,12 +20,20 @@ if TYPE_CHECKING:
     from edgesim.learning.data.config import DataConfig
     from edgesim.learning.data.dataset import FederatedDataset
 
+
+def _images(name: str):
+    """Return the image source ``name`` (its module imported on first use: most runs read none)."""
+    from edgesim.learning.data import images
+
+    return {"mnist": images.load_mnist, "fashion-mnist": images.load_fashion_mnist}[name]
+
+
 _SOURCES = {
     "synthetic": load_synthetic,
     "paper-linear": load_paper_linear,
     "digits": load_digits,
-    "mnist": load_mnist,
-    "fashion-mnist": load_fashion_mnist,
+    "mnist": None,  # edgesim.learning.data.images: see _images
+    "fashion-mnist": None,
 }
 
 
@@ -57,4 +64,5 @@ def build_dataset(cfg: DataConfig, K: int, task: str, rng: np.random.Generator) 
         return load_npz(cfg, K, task)
     if cfg.source not in _SOURCES:
         raise ScenarioError("data.source", f"unknown source {cfg.source!r}")
-    return _SOURCES[cfg.source](cfg, K, task, rng)
+    load = _SOURCES[cfg.source] or _images(cfg.source)
+    return load(cfg, K, task, rng)

@@ -16,7 +16,6 @@ import gzip
 import hashlib
 import os
 import tempfile
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -211,6 +210,8 @@ def fashion_missing(path: str) -> ScenarioError:
 
 def _fetch_verified(url: str, target: Path, sha256: str, max_bytes: int, timeout_s: float) -> None:
     """Download ``url`` to ``target`` through a temp file renamed only when the SHA-256 matches."""
+    import urllib.request  # here: http, ssl and email cost a run that downloads nothing
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
         digest = hashlib.sha256()

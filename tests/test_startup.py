@@ -1,0 +1,98 @@
+"""Start-up: what a small run imports (issue 32, item 2).
+
+A small run is mostly start-up: a module imported by every run but used by few (the
+plotting, the sweeps' runner, SimPy for a run in memory, scipy.stats for the paper's
+data) costs every run its import time. A fresh interpreter runs the CLI and the Python
+API on tiny in-memory scenarios, then lists what it imported: none of :data:`UNUSED`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Modules an in-memory run of paper-fig1 or the quick start must not import.
+UNUSED = (
+    "matplotlib",
+    "networkx",
+    "scipy.stats",
+    "simpy",
+    "numba",
+    "dp_accounting",
+    "sklearn",
+    "urllib.request",
+    "tarfile",
+    "edgesim.canary",
+    "edgesim.network.build",
+    "edgesim.network.server",
+    "edgesim.sweeps.runner",
+    "edgesim.sweeps.plots",
+    "edgesim.sweeps.tables",
+    "edgesim.learning.data.images",
+    "edgesim.plan",
+)
+
+SCRIPT = """
+import json, sys
+from edgesim.cli import main
+fig1 = sys.argv[1]
+small = ["--set", "mechanism.phase1_rounds=20", "--set", "best_response.enabled=false",
+         "--set", "mechanism.local_rounds=50"]
+codes = [
+    main(["run", fig1, *small, "--set", "data.test_samples=50", "--quiet", "--json", sys.argv[2]]),
+    main(["run", *small, "--set", "agents.count=4", "--set", "data.samples=80",
+          "--set", "network.fidelity=none", "--quiet"]),
+]
+import edgesim
+result = edgesim.run("paper-fig1", ["mechanism.phase1_rounds=5", "best_response.enabled=false"])
+print(json.dumps({"codes": codes, "loss": result.model.global_loss,
+                  "modules": sorted(sys.modules)}))
+"""
+
+
+def test_small_runs_import_nothing_they_do_not_use(tmp_path):
+    """The CLI (paper-fig1 and the quick start, in memory) and ``edgesim.run`` run, and import
+    none of :data:`UNUSED` (neither a module nor anything inside it)."""
+    fig1 = str(ROOT / "scenarios" / "paper-fig1.toml")
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, fig1, str(tmp_path / "out.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["codes"] == [0, 0]
+    assert json.loads((tmp_path / "out.json").read_text())["K"] == 2
+    assert got["loss"] > 0
+    loaded = [m for m in got["modules"] if any(m == u or m.startswith(u + ".") for u in UNUSED)]
+    assert loaded == []
+
+
+def test_lazy_sweeps_package_exports_every_name():
+    """``edgesim.sweeps`` imports its modules on first use: every name of ``__all__`` (and each
+    submodule) resolves, and importing the package loads none of them."""
+    code = (
+        "import sys, edgesim.sweeps as s\n"
+        "before = sorted(m for m in sys.modules if m.startswith('edgesim.sweeps.'))\n"
+        "names = {n: getattr(s, n).__module__ if callable(getattr(s, n)) else 'value'"
+        " for n in s.__all__}\n"
+        "mods = [getattr(s, m).__name__ for m in ('executors', 'plots', 'runner', 'store',"
+        " 'tables', 'worker', 'errors')]\n"
+        "import json; print(json.dumps([before, names, mods, sorted(dir(s))]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    before, names, mods, listed = json.loads(proc.stdout)
+    assert before == []
+    assert names["write_atomic"] == "edgesim.sweeps.store"
+    assert names["run_sweep"] == "edgesim.sweeps.runner"
+    assert names["SweepError"] == "edgesim.sweeps.errors"
+    assert names["LOCK"] == "value"
+    assert len(names) == 25 and set(names) <= set(listed)
+    assert mods[2] == "edgesim.sweeps.runner"
