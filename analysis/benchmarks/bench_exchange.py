@@ -77,8 +77,12 @@ def child(spec: dict) -> None:
 
 
 def warm_compiled() -> None:
-    """Load (or compile, the first time after a change) the compiled walks before timing: a
-    cost paid once per process, not per exchange. Nothing where the tree has none."""
+    """Import the network driver and load (or compile, the first time after a change) the
+    compiled walks before timing: costs paid once per process, not per exchange (a run in
+    memory imports neither, so a network run imports them inside ``run_mechanism``)."""
+    import edgesim.network.build  # noqa: F401
+    import edgesim.network.server  # noqa: F401
+
     try:
         from edgesim.network import medium
     except ImportError:
