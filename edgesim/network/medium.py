@@ -36,12 +36,14 @@ hop); ``group[i]`` names the medium message i crosses, and messages of
 different groups never interact.
 
 Cost: ``dedicated`` and ``fifo`` with one server are vectorised; ``ps`` is
-vectorised for every group whose messages arrive together, and otherwise
-walks the group's distinct (arrival, work) pairs with a heap, O(c log c) for
-c distinct pairs (equal messages arriving together are one pair), one busy
-period at a time (with an ``efficiency``, the whole group: the medium no
-longer empties when a first-come server would); ``fifo`` with R > 1 walks the
-group's messages with a heap of R servers.
+vectorised for every group whose messages arrive together, and otherwise walks
+each busy period's distinct (arrival, work) pairs with a heap, O(c log c) for
+c distinct pairs (equal messages arriving together are one pair; with an
+``efficiency``, the whole group: the medium no longer empties when a
+first-come server would); ``fifo`` with R > 1 walks the group's messages with
+a heap of R servers. The walks of 32 messages or more run compiled
+(:mod:`edgesim.network.compiled_walks`: the same operations in the same order,
+so the same bits), every group of a call in one compiled call.
 """
 
 from __future__ import annotations
@@ -363,18 +365,6 @@ def _ps_heap(arrivals: list, works: list, counts: list, efficiency=None) -> list
             through[c] = t
             n -= counts[c]
     return through
-
-
-def _ps_walk(a: np.ndarray, w: np.ndarray, efficiency=None) -> np.ndarray:
-    """Processor sharing of one group, sorted by (arrival, work), walked with a heap over its
-    distinct (arrival, work) pairs (:func:`_ps_heap`): the reference the batched walks
-    (:func:`_ps_walks`) agree with, bit for bit. Returns int64 ns."""
-    new = np.r_[True, (a[1:] != a[:-1]) | (w[1:] != w[:-1])]  # sorted: a pair starts here
-    starts = np.flatnonzero(new)
-    index = np.cumsum(new) - 1
-    counts = np.diff(np.r_[starts, a.size]).tolist()
-    through = _ps_heap(a[starts].tolist(), w[starts].tolist(), counts, efficiency)
-    return np.rint(np.asarray(through)[index.reshape(-1)]).astype(np.int64)
 
 
 _TABLES: dict = {}
