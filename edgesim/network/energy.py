@@ -90,18 +90,25 @@ class EnergyMeter:
         self.dead = np.zeros(m, dtype=bool)
         self.emptied = 0
 
-    def exchange(
+    def exchange(self, phase: str, agents: np.ndarray, duration_ns: int, *times) -> tuple:
+        """Count one exchange (:meth:`exchange_parts` of ``times``, then :meth:`add`); returns
+        (which of ``agents`` ran out of energy during it, bool (m,); the energy all devices
+        spent in it, J)."""
+        return self.add(
+            phase, agents, duration_ns, self.exchange_parts(agents, duration_ns, *times)
+        )
+
+    def exchange_parts(
         self,
-        phase: str,
         agents: np.ndarray,
         duration_ns: int,
         rx_ns: np.ndarray,
         tx_ns: np.ndarray,
         compute_ns: np.ndarray,
         reports: np.ndarray,
-    ) -> tuple[np.ndarray, float]:
-        """Count one exchange; returns (which of ``agents`` ran out of energy during it, bool
-        (m,); the energy all devices spent in it, J).
+    ) -> tuple:
+        """Return one exchange's parts: the receive, transmit and compute energies (J) and
+        busy times (ns) of ``agents``, then the three energies' sum and the busy times' sum.
 
         ``agents`` (m,): the recipients; ``rx_ns``, ``tx_ns``, ``compute_ns``
         (m,): their receiving, transmitting and computing time in it;
@@ -117,21 +124,10 @@ class EnergyMeter:
         else:
             comp = cfg.compute_power_w * compute_ns / 1e9 * on
         busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns) * on
-        #: the parts of the last exchange counted (:meth:`add`)
-        self.last_parts = (
-            rx,
-            tx,
-            comp,
-            busy,
-            float(rx.sum() + tx.sum() + comp.sum()),
-            float(busy.sum()),
-        )
-        return self.add(phase, agents, duration_ns, self.last_parts)
+        return rx, tx, comp, busy, float(rx.sum() + tx.sum() + comp.sum()), float(busy.sum())
 
     def add(self, phase: str, agents: np.ndarray, duration_ns: int, parts: tuple):
-        """Count one exchange from its ``parts`` (the receive, transmit, compute energies and
-        busy times of ``agents``, the three energies' sum and the busy times' sum), as
-        :meth:`exchange` computes them; returns what it returns.
+        """Count one exchange from its :meth:`exchange_parts`; returns what :meth:`exchange` returns.
 
         Without batteries no device ever dies, so an exchange repeated exactly (a steady
         round: the same plan and length) has the same parts: the server keeps them and calls

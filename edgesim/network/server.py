@@ -246,17 +246,16 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         tx = np.zeros(m, dtype=np.int64)
         tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
         on = plan.received
-        dying, spent = self.energy.exchange(
-            phase,
-            agents,
-            end_ns,
+        times = (
             plan.down_air_ns,
             tx,
             np.where(on, plan.compute_ns, 0),
             np.where(on, plan.reports, 0),
         )
+        parts = self.energy.exchange_parts(agents, end_ns, *times)
         if repeat:
-            self._energy_parts[key] = (plan, self.energy.last_parts)
+            self._energy_parts[key] = (plan, parts)
+        dying, spent = self.energy.add(phase, agents, end_ns, parts)
         if not (dying & plan.sending).any():
             return plan, spent
         keep = ~dying[plan.sending]  # among the senders, in order
