@@ -73,6 +73,33 @@ def test_small_runs_import_nothing_they_do_not_use(tmp_path):
     assert loaded == []
 
 
+RIDGE_SCRIPT = """
+import json, sys
+from edgesim.cli import main
+code = main(["run", sys.argv[1], "--set", "agents.count=10", "--set", "network.fidelity=none",
+             "--quiet", "--json", sys.argv[2]])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_ridge_run_on_synthetic_data_imports_neither_scipy_nor_cryptography(tmp_path):
+    """comm-vs-k at K = 10 in memory (ridge: closed-form reference, equal agent blocks) needs
+    neither scipy (about a quarter of a second: log_softmax is edgesim's own) nor the
+    ``cryptography`` package (secure aggregation only), and still writes its result."""
+    scenario = str(ROOT / "scenarios" / "comm-vs-k.toml")
+    proc = subprocess.run(
+        [sys.executable, "-c", RIDGE_SCRIPT, scenario, str(tmp_path / "out.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["code"] == 0
+    assert json.loads((tmp_path / "out.json").read_text())["K"] == 10
+    assert [m for m in got["modules"] if m.split(".")[0] in ("scipy", "cryptography")] == []
+
+
 def test_lazy_sweeps_package_exports_every_name():
     """``edgesim.sweeps`` imports its modules on first use: every name of ``__all__`` (and each
     submodule) resolves, and importing the package loads none of them."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
+
+if TYPE_CHECKING:  # imported where used: a run whose blocks are all equal never loads scipy
+    from scipy.sparse import csr_matrix
 
 BLOCK_ROWS = 8192
 
@@ -140,6 +143,8 @@ def _indicator(starts: np.ndarray, counts: np.ndarray, n: int, C: int) -> csr_ma
     key = (threading.get_ident(), n, C, starts.tobytes(), counts.tobytes()) if small else None
     S = _INDICATORS.get(key) if small else None
     if S is None:
+        from scipy.sparse import csr_matrix
+
         indptr = np.empty(K + 1, dtype=np.int64)
         indptr[:-1] = starts
         indptr[-1] = starts[-1] + counts[-1]

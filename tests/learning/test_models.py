@@ -385,3 +385,19 @@ def test_smoothness_bound_is_reached_by_samples_at_the_feature_bound(kind, inter
     if kind == "ridge":  # agent 0's X^T X / n = x x^T: top eigenvalue |x|^2 (+1 intercept)
         assert L_data == pytest.approx(m.smoothness_bound(R), rel=1e-9)
     assert L_data <= m.smoothness_bound(R) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_log_softmax_has_scipys_bits(dtype, axis):
+    """edgesim's numpy log_softmax gives scipy.special.log_softmax's bits, infinite rows too."""
+    from scipy.special import log_softmax as scipy_log_softmax
+
+    from edgesim.learning.models import log_softmax
+
+    x = (np.random.default_rng(3).normal(size=(200, 7)) * 40).astype(dtype)
+    x[0, 0], x[1, :] = np.inf, -np.inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        want, got = scipy_log_softmax(x, axis=axis), log_softmax(x, axis)
+    assert got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes()

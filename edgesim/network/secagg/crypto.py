@@ -32,14 +32,9 @@ from __future__ import annotations
 
 import base64
 import functools
+from types import SimpleNamespace
 
 import numpy as np
-from cryptography.exceptions import InvalidTag
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 #: Shamir field: GF(2^255 - 19); a share is 32 bytes.
 SHAMIR_PRIME = 2**255 - 19
@@ -84,9 +79,35 @@ def draw_seeds(rng: np.random.Generator, count: int) -> list[bytes]:
     return [bytes(raw[SEED_BYTES * c : SEED_BYTES * (c + 1)]) for c in range(int(count))]
 
 
+@functools.cache
+def _primitives() -> SimpleNamespace:
+    """Return the ``cryptography`` classes used here, imported on first use (about 40 ms that
+    a run without secure aggregation never pays)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.fernet import Fernet, InvalidToken
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    return SimpleNamespace(
+        InvalidTag=InvalidTag,
+        Fernet=Fernet,
+        InvalidToken=InvalidToken,
+        hashes=hashes,
+        Cipher=Cipher,
+        algorithms=algorithms,
+        AESGCM=AESGCM,
+        HKDF=HKDF,
+    )
+
+
 def hkdf_sha256(secret: bytes, info: bytes, length: int = 32) -> bytes:
     """Return ``length`` bytes of HKDF-SHA256 (RFC 5869) of ``secret``, no salt, ``info`` as given."""
-    return HKDF(algorithm=hashes.SHA256(), length=int(length), salt=None, info=info).derive(secret)
+    c = _primitives()
+    return c.HKDF(algorithm=c.hashes.SHA256(), length=int(length), salt=None, info=info).derive(
+        secret
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -103,7 +124,8 @@ def chacha20_keystream(key: bytes, nonce: bytes, nbytes: int, counter: int = 0) 
     if len(nonce) != 12:
         raise ValueError(f"a ChaCha20 nonce is 12 bytes, got {len(nonce)}")
     full_nonce = int(counter).to_bytes(4, "little") + nonce
-    enc = Cipher(algorithms.ChaCha20(key, full_nonce), mode=None).encryptor()
+    c = _primitives()
+    enc = c.Cipher(c.algorithms.ChaCha20(key, full_nonce), mode=None).encryptor()
     return enc.update(_zeros(int(nbytes)))
 
 
@@ -165,21 +187,22 @@ def aes_gcm_seal(key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
     """
     if len(nonce) != _AES_GCM_NONCE_BYTES:
         raise ValueError(f"an AES-GCM nonce is 12 bytes, got {len(nonce)}")
-    return nonce + AESGCM(key).encrypt(nonce, plaintext, None)
+    return nonce + _primitives().AESGCM(key).encrypt(nonce, plaintext, None)
 
 
 def aes_gcm_open(key: bytes, sealed: bytes) -> bytes:
     """Return the plaintext of :func:`aes_gcm_seal`'s output; ValueError if the tag does not verify."""
     nonce, body = sealed[:_AES_GCM_NONCE_BYTES], sealed[_AES_GCM_NONCE_BYTES:]
+    c = _primitives()
     try:
-        return AESGCM(key).decrypt(nonce, body, None)
-    except InvalidTag as err:
+        return c.AESGCM(key).decrypt(nonce, body, None)
+    except c.InvalidTag as err:
         raise ValueError("share ciphertext failed authentication") from err
 
 
-def _fernet(key: bytes) -> Fernet:
+def _fernet(key: bytes):
     """Return the Fernet of a 32-byte key (its signing half first, then its encryption half)."""
-    return Fernet(base64.urlsafe_b64encode(key))
+    return _primitives().Fernet(base64.urlsafe_b64encode(key))
 
 
 def fernet_seal(key: bytes, plaintext: bytes) -> bytes:
@@ -196,7 +219,7 @@ def fernet_open(key: bytes, token: bytes) -> bytes:
     """Return the plaintext of a :func:`fernet_seal` token; ValueError if it does not verify."""
     try:
         return _fernet(key).decrypt(token)
-    except InvalidToken as err:
+    except _primitives().InvalidToken as err:
         raise ValueError("share ciphertext failed authentication") from err
 
 

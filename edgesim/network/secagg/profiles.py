@@ -23,11 +23,7 @@ ffdhe2048's modular exponentiation (Python's ``pow``; no key is secret here).
 
 from __future__ import annotations
 
-from typing import Any
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from edgesim.network.secagg.crypto import (
     AES_GCM_OVERHEAD_BYTES,
@@ -39,6 +35,10 @@ from edgesim.network.secagg.crypto import (
     hkdf_sha256,
     int_bytes,
 )
+
+if TYPE_CHECKING:  # imported where used: a run without secure aggregation never loads them
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
 #: RFC 7919 ffdhe2048: p = 2^2048 - 2^1984 + (floor(2^1918 e) + 560316) 2^64 - 1, a safe prime.
 FFDHE2048_P = int(
@@ -117,6 +117,8 @@ class X25519Profile(Profile):
 
     def private_from_bytes(self, raw: bytes) -> X25519PrivateKey:
         """Return the X25519 private key of 32 raw bytes (RFC 7748 Sec. 5: clamped when used)."""
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
         return X25519PrivateKey.from_private_bytes(raw)
 
     def public_bytes(self, private: X25519PrivateKey) -> bytes:
@@ -125,6 +127,8 @@ class X25519Profile(Profile):
 
     def load_public(self, data: bytes) -> X25519PublicKey:
         """Return the X25519 public key of 32 raw bytes."""
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
         return X25519PublicKey.from_public_bytes(data)
 
     def agree(self, private: X25519PrivateKey, peer: X25519PublicKey) -> bytes:
@@ -142,16 +146,23 @@ class FlowerProfile(Profile):
         """Return the P-384 key d = HKDF-SHA256(seed, 64 bytes) mod (order - 1) + 1."""
         raw = hkdf_sha256(seed, b"edgesim/secagg/v2/p384-private-key", 64)
         d = int.from_bytes(raw, "big") % (P384_ORDER - 1) + 1
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         return ec.derive_private_key(d, ec.SECP384R1())
 
     def public_bytes(self, private: ec.EllipticCurvePrivateKey) -> bytes:
         """Return ``private``'s public key, PEM SubjectPublicKeyInfo (215 bytes)."""
+        from cryptography.hazmat.primitives import serialization
+
         return private.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
 
     def load_public(self, data: bytes) -> ec.EllipticCurvePublicKey:
         """Return the P-384 public key of a PEM block; ValueError for any other key."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         key = serialization.load_pem_public_key(data)
         if not isinstance(key, ec.EllipticCurvePublicKey) or key.curve.name != "secp384r1":
             raise ValueError("not a P-384 public key")
@@ -159,6 +170,8 @@ class FlowerProfile(Profile):
 
     def agree(self, private: ec.EllipticCurvePrivateKey, peer: ec.EllipticCurvePublicKey) -> bytes:
         """Return the ECDH shared secret (the x-coordinate, 48 bytes)."""
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         return private.exchange(ec.ECDH(), peer)
 
     def seal(self, key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
