@@ -291,7 +291,10 @@ class Replies:
     give ``sum_of`` (``sum_of(a)`` returns sum_i sum_weights[a_i] report_i
     over the agents ``a``: the repliers, or after a retry the merged repliers)
     and ``values_of`` (``values_of(a)``: the reports of ``a``, formed on
-    demand). The weighted sum then costs no (m, p) array of reports.
+    demand). The weighted sum then costs no (m, p) array of reports. When
+    ``sum_of`` is a bound method of an object with ``merged(other)`` (the
+    driver's sums with a few deviators), a retry's replies merge through it, so
+    that the merged sum carries both sets' deviations.
     """
 
     agents: np.ndarray

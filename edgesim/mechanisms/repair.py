@@ -173,6 +173,14 @@ def _merge(step: Gather, first: Replies, extra: Replies, K: int, missing=None) -
     missing = extra.missing if missing is None else missing
     if first.values is None and first.sum_of is not None and extra.sum_of is not None:
         # Both sums of the same step (a retry): the merged sum, still without the reports.
+        # Sums that carry deviations (a bound method of an object with ``merged``: the
+        # driver's MostlyTrueSums) join them, so a recovered deviator counts as it sent.
+        owner = getattr(first.sum_of, "__self__", None)
+        if hasattr(owner, "merged"):
+            sums = owner.merged(extra.sum_of.__self__)
+            return Replies(
+                agents[order], missing=missing, sum_of=sums.sum_of, values_of=sums.values_of
+            )
         return Replies(
             agents[order], missing=missing, sum_of=first.sum_of, values_of=first.values_of
         )

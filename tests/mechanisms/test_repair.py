@@ -73,6 +73,27 @@ def test_retry_recovers_the_lossless_model_and_payments_exactly(fidelity):
     assert retried["sim_time_s"]["total"] > lossless["sim_time_s"]["total"]
 
 
+@pytest.mark.parametrize("phases", ["phase1", "phase2", "all"])
+def test_a_recovered_deviators_reply_is_its_report_as_sent(phases):
+    """A deviator (agent 0 amplifying by 3) whose lost reply a retry recovers counts with its
+    amplified report, not its true gradient: every reply recovered, the run is the lossless
+    deviating run bit for bit (ridge with one deviator sums from the data's moments, and
+    the retry's replies carry their own deviation)."""
+    amplify = [{"agent": 0, "kind": "amplify", "gamma": 3.0, "phases": phases}]
+    raw = copy.deepcopy(BASE)
+    raw["agents"]["strategy"] = amplify
+    lossless = run(from_dict(raw))
+    raw["mechanism"].update(missing="retry", retry_max=50)
+    raw["network"]["radio"].update(LOSSY)
+    retried = run(from_dict(raw))
+    info = retried["mechanism_info"]["repair"]
+    assert info["given_up_replies"] == 0 and info["recovered_replies"] > 0
+    assert retried["payments"] == lossless["payments"]
+    assert retried["model"] == lossless["model"]
+    truthful = run(from_dict(copy.deepcopy(BASE)))
+    assert truthful["payments"] != lossless["payments"]  # the deviation matters
+
+
 def test_a_device_that_never_comes_back_is_given_up_on(tmp_path):
     trace = {str(k): {"active": [0], "inactive": [1e8]} for k in range(1, 12)}
     trace["0"] = {"active": [], "inactive": []}  # agent 0 is never online
