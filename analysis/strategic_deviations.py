@@ -344,7 +344,10 @@ def draw(rows: list[dict], quick: bool) -> plt.Figure:
     panels = list(dict.fromkeys((r["case"], r["network"]) for r in rows))
     ncol = min(4, len(panels))
     nrow = math.ceil(len(panels) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 5.2 * nrow), squeeze=False)
+    # constrained layout keeps each panel's family names clear of its left neighbour
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(4.6 * ncol, 5.2 * nrow), squeeze=False, layout="constrained"
+    )
     for ax in axes.flat[len(panels) :]:
         ax.axis("off")
     for ax, (case, network) in zip(axes.flat, panels, strict=False):
@@ -361,12 +364,13 @@ def draw(rows: list[dict], quick: bool) -> plt.Figure:
             text = f"{r['regret']:.2g}"
             if r["bound"] is not None:
                 text += f"\n≤{r['bound']:.2g}" if r["within"] else f"\n>{r['bound']:.2g}!"
+            dark = abs(shown[i, j]) > 2.5  # white text where the colour is deep
             ax.text(j, i, text, ha="center", va="center", fontsize=5.5,
-                    color="r" if r["within"] == 0 else "k")  # fmt: skip
+                    color="r" if r["within"] == 0 else ("w" if dark else "k"))  # fmt: skip
         ax.set_xticks(range(len(mechs)), mechs, fontsize=7)
         ax.set_yticks(range(len(fams)), fams, fontsize=7)
         ax.set_title(f"{case}, {network}", fontsize=8.5)
-    cbar = fig.colorbar(im, ax=axes, shrink=0.6, pad=0.01)
+    cbar = fig.colorbar(im, ax=axes, shrink=0.6)
     cbar.set_label("regret J(truthful) - J(best found), symlog (1e-4 linear)", fontsize=8)
     cbar.set_ticks([-4, -2, 0, 2, 4], labels=["-1", "-1e-2", "0", "1e-2", "1"])
     size = "quick size" if quick else "full size"
