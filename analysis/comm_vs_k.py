@@ -24,13 +24,16 @@ scenario's default) or broadcast once per cell and exchange
 (``network.downlink = "broadcast"``, a sweep of its own, K up to 10^5).
 
 Sizes. Full: K = 10 .. 10^5 for FedAvg and FFL, then 10^6 and 10^7 (their own sweep,
-``LARGE``: no per-agent rows, one run at a time, about 25 min), to 10^4 for DP-FFL (its
-L K T2 messages and secure-aggregation sessions make 10^5 take hours) and to
-10^3 for vcg-federated (K + 1 trainings; about 2 min at 10^3, hours at
-10^4). FFL at 10^4 takes about 4 min because Theorem 1's T2 is still 2 there;
-at K >= c = (L_f + Delta mu)^2 L_g / (mu^2 epsilon) (about 1.5 10^4 here)
-T2 = 0 and the run is Phase I only, which is what makes 10^5 affordable.
-The whole full sweep takes about 20 min on one core.
+``LARGE``: no per-agent rows, one run at a time, about 30 min alone, about an hour beside
+other work), to 10^4 for DP-FFL (its L K T2 messages and secure-aggregation sessions make
+10^5 in the one cell take hours; panel (f) runs it in cells of 100) and to 10^3 for
+vcg-federated (K + 1 trainings; a few minutes at 10^3, hours at 10^4). FFL at 10^4
+takes about 4 min of CPU because Theorem 1's T2 is still 2 there; at K >= c =
+(L_f + Delta mu)^2 L_g / (mu^2 epsilon) (about 2.4 10^4 here) T2 = 0 and the run is
+Phase I only, which is what makes 10^5 affordable. The whole full sweep (both regimes,
+the broadcast sweep and LARGE) is about 3.7 hours of runs, measured with two workers on
+the shared 2-core machine beside other jobs; most of it DP-FFL at 10^5 in cells of 100
+(71 min) and the two 10^7 runs (59 min).
 
 ``--quick``: K = 10 .. 300 (FedAvg and FFL to 1000) and mechanism.epsilon = 10
 instead of 0.1, which lowers c to about 50 so that FFL reaches Theorem 1's

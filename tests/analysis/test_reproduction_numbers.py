@@ -232,7 +232,11 @@ def comm_vs_k(rows: list[dict]) -> list[str]:
         f"{sig(one[1e5]['y'], 4)} s at 10^5 in one cell, against {cells[1e3]['y']:.2f} s, "
         f"{cells[1e4]['y']:.1f} s and {cells[1e5]['y']:.1f} s in cells of 100",
         f"FFL at K = 3000: {sig(tr('ffl, one cell', 3e3), 4)} s in one cell, "
-        f"{tr('ffl, cells of 100', 3e3):.0f} s in cells of 100",
+        f"{tr('ffl, cells of 100', 3e3):.0f} s in cells of 100; at 10^4: "
+        f"{sig(tr('ffl, one cell', 1e4), 5)} s against {sig(tr('ffl, cells of 100', 1e4), 4)} s. "
+        f"DP-FFL at 10^4: {sig(tr('dp-ffl, one cell', 1e4), 5)} s against "
+        f"{sig(tr('dp-ffl, cells of 100', 1e4), 4)} s, and {sig(tr('dp-ffl, cells of 100', 1e5), 4)} s "
+        "at 10^5 in cells of 100",
     ]
 
 
