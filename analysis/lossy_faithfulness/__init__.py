@@ -41,7 +41,7 @@ Grid (full size):
 ``--quick``: K = 20 (n = 200), q in {0, 0.1, 0.3}, seed 0; the acceptance
 point with ten seeds at K = 20; churn-deadline at K = 20 with 40 Phase I
 rounds and without retry 20 (about 50 s in one process). The full size
-takes about 15 min in one process (912 s on the 2-core machine beside other jobs).
+takes 12 to 15 min in one process (703 to 912 s on the 2-core machine beside other jobs).
 
     PYTHONPATH=. python -m analysis.lossy_faithfulness [--quick] [--out DIR] [--workers N]
 
