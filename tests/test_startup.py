@@ -54,18 +54,19 @@ print(json.dumps({"codes": codes, "loss": result.model.global_loss,
 """
 
 
+def in_fresh_interpreter(script: str, *args: str) -> dict:
+    """Run ``script`` with ``args`` in a fresh interpreter; returns the JSON of its last line."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_small_runs_import_nothing_they_do_not_use(tmp_path):
     """The CLI (paper-fig1 and the quick start, in memory) and ``edgesim.run`` run, and import
     none of :data:`UNUSED` (neither a module nor anything inside it)."""
     fig1 = str(ROOT / "scenarios" / "paper-fig1.toml")
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, fig1, str(tmp_path / "out.json")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = in_fresh_interpreter(SCRIPT, fig1, str(tmp_path / "out.json"))
     assert got["codes"] == [0, 0]
     assert json.loads((tmp_path / "out.json").read_text())["K"] == 2
     assert got["loss"] > 0
@@ -87,14 +88,7 @@ def test_a_ridge_run_on_synthetic_data_imports_neither_scipy_nor_cryptography(tm
     neither scipy (about a quarter of a second: log_softmax is edgesim's own) nor the
     ``cryptography`` package (secure aggregation only), and still writes its result."""
     scenario = str(ROOT / "scenarios" / "comm-vs-k.toml")
-    proc = subprocess.run(
-        [sys.executable, "-c", RIDGE_SCRIPT, scenario, str(tmp_path / "out.json")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = in_fresh_interpreter(RIDGE_SCRIPT, scenario, str(tmp_path / "out.json"))
     assert got["code"] == 0
     assert json.loads((tmp_path / "out.json").read_text())["K"] == 10
     assert [m for m in got["modules"] if m.split(".")[0] in ("scipy", "cryptography")] == []
