@@ -179,6 +179,13 @@ def test_each_phase_part_covers_what_the_code_allocates_on_a_small_shape():
     """On 10-class logistic regression with 785 x 10 parameters, K = 20 and 200 rows per agent
     (fewer than d', so the power iteration uses each agent's Gram matrix), each phase's part
     of the estimate is within [1, 1.5] x the bytes the code allocates in it (tracemalloc)."""
+    # Modules a phase imports on first use (the segment sums' scipy.sparse, exact VCG's
+    # scipy.optimize and threadpoolctl) allocate their own code and tables: not the phase's,
+    # so load them first.
+    import scipy.optimize  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    import threadpoolctl  # noqa: F401
+
     from edgesim.learning.local import local_models
     from edgesim.mechanisms.vcg import vcg_payments
     from edgesim.simulate import Simulation
