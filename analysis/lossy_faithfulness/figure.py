@@ -174,6 +174,8 @@ def draw_churn_row(axes, rows) -> None:
         )
         ax.set_ylabel(YLABEL[quantity], fontsize=8.5)
         ax.grid(True, axis="y", alpha=0.3)
+    bottom, top = axes[0].get_ylim()  # headroom (log scale) so the legend clears the bars
+    axes[0].set_ylim(bottom, top * 30)
     axes[0].legend(fontsize=6.5, loc="upper left", ncol=2)
 
 
