@@ -334,15 +334,21 @@ class Population:
 
     def participants(self) -> np.ndarray:
         """Return the indices of agents that join the federation (not opting out)."""
-        out = [k for k in range(self.K) if self.strategy(k).participates]
-        return np.asarray(out, dtype=np.int64)
+        inside = np.ones(self.K, dtype=bool)
+        for k, strategy in self.assigned.items():  # the others are truthful: they participate
+            inside[k] = strategy.participates
+        return np.flatnonzero(inside)
 
     def restricted(self, agents: np.ndarray) -> Population:
-        """Return the population of ``agents`` renumbered 0..len-1 (strategy objects shared)."""
-        return Population(
-            len(agents),
-            {i: self.assigned[int(k)] for i, k in enumerate(agents) if int(k) in self.assigned},
-        )
+        """Return the population of ``agents`` (distinct) renumbered 0..len-1 (strategy objects
+        shared)."""
+        agents = np.asarray(agents, dtype=np.int64)
+        if not self.assigned:
+            return Population(agents.size, {})
+        where = np.full(self.K, -1, dtype=np.int64)  # each agent's new number, -1 outside
+        where[agents] = np.arange(agents.size)
+        at = {int(where[k]): s for k, s in self.assigned.items() if where[k] >= 0}
+        return Population(agents.size, dict(sorted(at.items())))
 
     def apply(self, agents: np.ndarray, reports: np.ndarray, request_of) -> np.ndarray:
         """Return the reports as sent by ``agents`` (rows aligned), given truthful ``reports``.

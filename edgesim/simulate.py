@@ -37,7 +37,7 @@ from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.round_time import RoundTimes
-from edgesim.output import AgentRecord, RunRecord, gc_paused
+from edgesim.output import RunRecord, agent_dicts
 from edgesim.reference import optimum, reference_plan
 from edgesim.scenario import Scenario
 from edgesim.version import __version__
@@ -482,19 +482,15 @@ def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     }
     inside = np.zeros(K, dtype=bool)
     inside[mrun.participants] = True
-    n_list, inside_list = sim.data.n_k.tolist(), inside.tolist()
-    with gc_paused():  # K records: the collector would walk them again and again
-        result.agents = [
-            AgentRecord(
-                id=k,
-                n=n_list[k],
-                strategy=sim.population.strategy(k).describe(),
-                participates=inside_list[k],
-                **{name: col[k] for name, col in columns.items()},
-                network={n: c[k] for n, c in network_cols.items()} if network_cols else None,
-            )
-            for k in range(K)
-        ]
+    labels, codes = _strategy_codes(sim.population, K)
+    fields = {
+        "id": list(range(K)),
+        "n": sim.data.n_k.tolist(),
+        "strategy": [labels[c] for c in codes.tolist()],
+        "participates": inside.tolist(),
+        **columns,
+    }
+    result.agents = agent_dicts(fields, network_cols or None)
     for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
         if key in info and len(info[key]) == mrun.participants.size:
             full = [None] * K

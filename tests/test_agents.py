@@ -52,6 +52,19 @@ def test_population_transforms_only_its_members():
     np.testing.assert_array_equal(out, losses)
 
 
+def test_restricted_renumbers_the_agents_it_keeps():
+    strategies = {1: Amplify(3.0), 3: NoisyReport(0.0), 4: OptOut()}
+    pop = Population(6, strategies)
+    agents = pop.participants()
+    assert agents.tolist() == [0, 1, 2, 3, 5]  # agent 4 opted out
+    sub = pop.restricted(agents)
+    assert sub.K == 5 and list(sub.assigned.items()) == [(1, strategies[1]), (3, strategies[3])]
+    # any order of distinct agents: each keeps its strategy at its new number
+    sub = pop.restricted(np.array([3, 0, 1]))
+    assert sub.K == 3 and sub.assigned == {0: strategies[3], 2: strategies[1]}
+    assert Population(4).restricted(np.array([2, 0])).assigned == {}
+
+
 def test_noisy_report_has_the_configured_spread():
     s = NoisyReport(0.5)
     rows = np.zeros((20000, 2))

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from edgesim.output import AgentRecord, RunRecord, clean
+from edgesim.output import AgentRecord, RunRecord, agent_dicts, clean
 
 
 def test_optional_fields_are_left_out_when_unset_and_order_is_the_declared_one():
@@ -29,6 +29,31 @@ def test_agent_record_network_only_on_network_runs():
     assert "network" not in a.to_json_dict()
     a.network = {"lost": 0}
     assert a.to_json_dict()["network"] == {"lost": 0}
+
+
+def test_agent_dicts_are_the_records_json_objects():
+    # the columnar builder against the record's own serialisation, with and without network
+    columns = {
+        "id": [0, 1],
+        "n": [5, 7],
+        "strategy": ["truthful", "amplify(gamma=4)"],
+        "participates": [True, False],
+        "payment": [0.5, None],
+        "test_loss": [1.25, 2.0],
+    }
+    network = {"lost": [0, 3], "energy_j": [0.1, 0.2]}
+    for net in (None, network):
+        records = [
+            AgentRecord(
+                **{k: v[i] for k, v in columns.items()},
+                network=None if net is None else {k: v[i] for k, v in net.items()},
+            ).to_json_dict()
+            for i in range(2)
+        ]
+        got = agent_dicts(columns, net)
+        assert got == records and [list(d) for d in got] == [list(d) for d in records]
+    with pytest.raises(ValueError, match="not agent fields"):
+        agent_dicts({"id": [0], "loss": [1.0]})
 
 
 def test_clean_converts_numpy_and_non_finite():

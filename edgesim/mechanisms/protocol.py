@@ -75,9 +75,10 @@ class Ask:
         raise ValueError(f"no fixed payload size for ask {self.name!r}")
 
     def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
-        """Return the size in bytes of each of ``agents``' uploads, shape (m,), int64."""
+        """Return the size in bytes of each of ``agents``' uploads, shape (m,), int64 (read-only:
+        one number's view when every upload has the same size)."""
         n_params = side.model.n_params(side.design.data.d)
-        return np.full(agents.size, self.payload_bytes(n_params), dtype=np.int64)
+        return np.broadcast_to(np.int64(self.payload_bytes(n_params)), (agents.size,))
 
     def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the true reports of ``agents`` for ``step``, (m, p) or (m,), computed from
@@ -111,8 +112,9 @@ class GradientAsk(Ask):
         return HEADER_BYTES + FLOAT_BYTES * n_params
 
     def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
-        """Return ``HEADER_BYTES`` plus the side's model payload for each agent (bytes, (m,))."""
-        return np.full(agents.size, HEADER_BYTES + side.payload(), dtype=np.int64)
+        """Return ``HEADER_BYTES`` plus the side's model payload for each agent (bytes, (m,),
+        read-only: one number's view)."""
+        return np.broadcast_to(np.int64(HEADER_BYTES + side.payload()), (agents.size,))
 
     def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return grad F_k(step.model) of each of ``agents``, (m, p), per-sample gradients

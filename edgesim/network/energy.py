@@ -110,20 +110,22 @@ class EnergyMeter:
         """Return one exchange's parts: the receive, transmit and compute energies (J) and
         busy times (ns) of ``agents``, then the three energies' sum and the busy times' sum.
 
-        ``agents`` (m,): the recipients; ``rx_ns``, ``tx_ns``, ``compute_ns``
+        ``agents`` (m,): the recipients (or ``slice(None)``: every agent, in order); ``rx_ns``, ``tx_ns``, ``compute_ns``
         (m,): their receiving, transmitting and computing time in it;
         ``reports`` (m,): local gradients each computed; ``duration_ns``: the
         exchange's length. Every device still alive idles for the rest.
         """
         cfg = self.cfg
-        on = ~self.dead[agents]
-        rx = cfg.rx_power_w * rx_ns / 1e9 * on
-        tx = cfg.tx_power_w * tx_ns / 1e9 * on
+        rx = cfg.rx_power_w * rx_ns / 1e9
+        tx = cfg.tx_power_w * tx_ns / 1e9
         if cfg.compute == "cycles":
-            comp = self.per_gradient_j[agents] * reports * on
+            comp = self.per_gradient_j[agents] * reports
         else:
-            comp = cfg.compute_power_w * compute_ns / 1e9 * on
-        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns) * on
+            comp = cfg.compute_power_w * compute_ns / 1e9
+        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns)
+        if self.battery is not None:  # (without batteries nobody dies: x * True is x)
+            on = ~self.dead[agents]
+            rx, tx, comp, busy = rx * on, tx * on, comp * on, busy * on
         return rx, tx, comp, busy, float(rx.sum() + tx.sum() + comp.sum()), float(busy.sum())
 
     def add(self, phase: str, agents: np.ndarray, duration_ns: int, parts: tuple):
@@ -145,7 +147,7 @@ class EnergyMeter:
         self.by_phase[phase] = self.by_phase.get(phase, 0.0) + total
         self.elapsed_ns += duration_ns
         if self.battery is None:
-            return np.zeros(agents.size, dtype=bool), total
+            return np.zeros(rx.size, dtype=bool), total
         empty = ~self.dead & (self.per_agent_j() >= self.battery)
         self.died_at_ns[empty] = self.elapsed_ns
         self.dead |= empty

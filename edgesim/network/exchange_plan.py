@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edgesim.network.links import squeezed, take_rows
 from edgesim.network.transport import tcp_extra_ns, tcp_shares
 
 
@@ -134,11 +135,13 @@ class ExchangePlanning:
             sending[ask] = net.availability.online(dev[ask], t0 + send_at[ask])
         if silent is not None:
             sending &= ~silent
-        senders = np.flatnonzero(sending)
-        up_sizes = np.asarray(up_bytes, dtype=np.int64)[senders]
-        there = None if here is None else self._distance(dev[senders], t0 + send_at[senders])
-        up = net.uplink.send(dev[senders], up_sizes, rng, there)
-        resolved = self._resolve_ns(dev[senders], up_sizes, send_at[senders], up, rng)
+        up_dev, up_at, up_sizes = dev, send_at, np.asarray(up_bytes, dtype=np.int64)
+        if not sending.all():  # (when all send, the arrays as they are: no gather)
+            senders = np.flatnonzero(sending)
+            up_dev, up_at, up_sizes = dev[senders], send_at[senders], take_rows(up_sizes, senders)
+        there = None if here is None else self._distance(up_dev, t0 + up_at)
+        up = net.uplink.send(up_dev, up_sizes, rng, there)
+        resolved = self._resolve_ns(up_dev, up_sizes, up_at, up, rng)
         masks = (delivered, received, ready, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
 
@@ -155,16 +158,24 @@ class ExchangePlanning:
         compute, reports = computing
         m = agents.size
         horizon = self.deadline_ns
-        # When the server knows each outcome (relative to t0); late ones only after the deadline.
-        resolve = np.where(received, arrive + compute, arrive)
-        if horizon is not None:
-            late = (down.delivered & ~delivered) | (received & ~ready)
-            resolve[late] = horizon + 1
+        down_air = down.attempts * down.airtime_ns
+        if sending.all():  # every recipient received and sent (so none is late): no scatter
+            resolve, late, reply_ok, lost_online = resolved, np.zeros(m, dtype=bool), None, 0
         else:
-            late = np.zeros(m, dtype=bool)
-        resolve[sending] = resolved
-        reply_ok = np.zeros(m, dtype=bool)
-        reply_ok[sending] = up.delivered
+            # When the server knows each outcome (relative to t0); late ones only after the
+            # deadline.
+            resolve = np.where(received, arrive + compute, arrive)
+            if horizon is not None:
+                late = (down.delivered & ~delivered) | (received & ~ready)
+                resolve[late] = horizon + 1
+            else:
+                late = np.zeros(m, dtype=bool)
+            resolve[sending] = resolved
+            reply_ok = np.zeros(m, dtype=bool)
+            reply_ok[sending] = up.delivered
+            offline = delivered & ~received  # delivered to a device gone offline
+            lost_online = int(offline.sum())
+            down_air = np.where(offline, 0, down_air)
         return Plan(
             agents=agents,
             received=received,
@@ -173,12 +184,12 @@ class ExchangePlanning:
             sending=sending,
             up=up,
             resolve_ns=resolve,
-            reply_ok=reply_ok,
+            reply_ok=up.delivered.copy() if reply_ok is None else reply_ok,
             late=late,
-            down_lost=int((~down.delivered).sum() + (delivered & ~received).sum()),
+            down_lost=int((~down.delivered).sum()) + lost_online,
             down_transmissions=down.transmissions if copies is None else copies,
             down_retransmissions=down.retransmissions,
-            down_air_ns=np.where(delivered & ~received, 0, down.attempts * down.airtime_ns),
+            down_air_ns=down_air,
             reports=reports,
             down_copies=copies,
         )
@@ -293,6 +304,7 @@ class ExchangePlanning:
         cell's schedule from its first packet's arrival, but not before its last packet
         (p bytes of S, :meth:`~edgesim.network.topology.BackhaulConfig.packet`) has crossed the
         radio, p / S of ``airtime_ns``, after its last byte arrived at ``tail``."""
+        sizes = squeezed(sizes)
         packet = self.net.topology.backhaul.packet(sizes)
         last = sizes - (np.maximum(1, -(-sizes // np.maximum(packet, 1))) - 1) * packet
         last_air = np.rint(airtime_ns * (last / np.maximum(sizes, 1))).astype(np.int64)
@@ -302,6 +314,7 @@ class ExchangePlanning:
         """Return when each message's first packet has left the radio (int64 ns): its last
         transmission took (through - begin) / attempts, and its first packet P / S of that
         (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest."""
+        sizes = squeezed(sizes)
         packet = self.net.topology.backhaul.packet(sizes)
         rest = (sizes - packet) / np.maximum(sizes, 1)
         return through - np.rint((through - begin) // attempts * rest).astype(np.int64)
@@ -344,7 +357,8 @@ class ExchangePlanning:
         begin = send_at + self._transport_ns(dev, sizes, up, send_at, "up")
         through = self.net.cells.through_ns("up", dev, sizes, begin, up, rng, self.deadline_ns)
         first = self._first_packet_ns(begin, through, sizes, up.attempts)
-        return self._wired_up(dev, sizes, through + up.after_ns, up, first + up.after_ns)
+        after = up.after_ns
+        return self._wired_up(dev, sizes, through + after, up, first + after)
 
     def _wired_up(
         self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up, head_ns: np.ndarray
@@ -353,11 +367,14 @@ class ExchangePlanning:
         their first packets from ``head_ns``, their last bytes from ``at_ap``
         (:meth:`~edgesim.network.topology.Topology.pipeline_ns`); the others' senders give up
         at ``at_ap`` (ns from the start)."""
+        topology = self.net.topology
+        if up.delivered.all():  # the common case: no gather
+            return topology.pipeline_ns(topology.ap_of[dev], sizes, head_ns, at_ap, "up")[1]
         out = at_ap.copy()
         ok = np.flatnonzero(up.delivered)
         if ok.size:
-            aps = self.net.topology.ap_of[dev[ok]]
-            out[ok] = self.net.topology.pipeline_ns(aps, sizes[ok], head_ns[ok], out[ok], "up")[1]
+            aps = topology.ap_of[dev[ok]]
+            out[ok] = topology.pipeline_ns(aps, take_rows(sizes, ok), head_ns[ok], out[ok], "up")[1]
         return out
 
     def _end_of(self, plan: Plan) -> int:

@@ -55,9 +55,9 @@ DIRECTIONS = ("up", "down")
 
 def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
     """Return 8 * size / rate in integer ns (m,), each rounded once to the nearest ns."""
-    with np.errstate(divide="ignore"):
-        t = np.rint(size_bytes.astype(np.float64) * (8.0 * NS_PER_S) / rate_bps)
-    if t.size and not (np.isfinite(t).all() and t.max() < 2.0**62):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.rint(size_bytes * (8.0 * NS_PER_S) / rate_bps)
+    if t.size and not t.max() < 2.0**62:  # false for an infinity or a NaN too
         raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
     return t.astype(np.int64)
 
@@ -81,6 +81,26 @@ def constant(m: int, value: int) -> np.ndarray:
     would cost 8 bytes a message twice per exchange (160 MB at K = 10^7); this costs none.
     """
     return np.broadcast_to(np.int64(value), (m,))
+
+
+def is_constant(a: np.ndarray) -> bool:
+    """Whether ``a`` is a non-empty one-dimensional view of one number (:func:`constant`, or
+    any :func:`numpy.broadcast_to` of a scalar): its elements are one value, read once."""
+    return a.ndim == 1 and a.size > 0 and a.strides[0] == 0
+
+
+def take_rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Return ``a[rows]`` (``rows`` an index array): a :func:`constant` view when ``a`` is one
+    (no copy of one number m times), else numpy's gather."""
+    if is_constant(a):
+        return np.broadcast_to(a[:1], rows.shape)
+    return a[rows]
+
+
+def squeezed(a: np.ndarray) -> np.ndarray:
+    """Return ``a[:1]`` when ``a`` is a :func:`constant` view (shape (1,): broadcast against
+    the messages' arrays it gives the same numbers, computed once), else ``a``."""
+    return a[:1] if is_constant(a) else a
 
 
 def dbm_to_mw(dbm: float | np.ndarray) -> float | np.ndarray:
@@ -128,8 +148,13 @@ class Transfers:
 
         (attempts - delivered) * rto + delivered * latency.
         """
+        rto, latency = self.rto_ns, self.latency_ns
+        if is_constant(rto) and is_constant(latency):
+            # attempts rto + delivered (latency - rto): the same integers, in two passes
+            r = int(rto[0])
+            return self.attempts * r + self.delivered * (int(latency[0]) - r)
         d = self.delivered.astype(np.int64)
-        return (self.attempts - d) * self.rto_ns + d * self.latency_ns
+        return (self.attempts - d) * rto + d * latency
 
     def take(self, rows: np.ndarray) -> Transfers:
         """Return the transfers of the messages at ``rows`` (an index array), in that order."""

@@ -90,7 +90,7 @@ def finish_ns(
         return arrive + work
     if group is not None and np.ndim(group) == 0:
         group = None  # every message on one medium
-    if discipline == "ps" and group is None and _all_equal(arrive) and _all_equal(work):
+    if discipline == "ps" and group is None and all_equal(arrive) and all_equal(work):
         return _ps_identical(arrive, work, efficiency)
     g = np.zeros(m, dtype=np.int64) if group is None else np.asarray(group).reshape(-1)
     if g.shape != arrive.shape:
@@ -383,9 +383,12 @@ def _efficiency_table(efficiency, n: int) -> np.ndarray:
     return table
 
 
-def _all_equal(a: np.ndarray) -> bool:
-    """Whether every element of ``a`` is the same (True when empty)."""
-    return a.size == 0 or bool((a == a.flat[0]).all())
+def all_equal(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is the same (True when empty); at once for a
+    one-dimensional :func:`numpy.broadcast_to` view of one number (stride 0)."""
+    if a.size == 0 or (a.ndim == 1 and a.strides[0] == 0):
+        return True
+    return bool((a == a.flat[0]).all())
 
 
 def contention_ns(
@@ -418,7 +421,7 @@ def contention_ns(
     uw = np.asarray(up_work_ns, dtype=np.int64)
     go = np.asarray(sends, dtype=bool)
     m = da.size
-    if m and _all_equal(da) and _all_equal(dw) and _all_equal(uo[go]) and _all_equal(uw[go]):
+    if m and all_equal(da) and all_equal(dw) and all_equal(uo[go]) and all_equal(uw[go]):
         # the round of equal messages: the access point alone sends all m downlinks
         # (each at 1/m of its share), then the n repliers contend, all together
         down_end = float(da[0]) + m * float(dw[0]) / efficiency(1)

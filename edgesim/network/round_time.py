@@ -48,13 +48,21 @@ def split_ns(plan, end_ns: int) -> tuple[int, int, int, int]:
         up = int(plan.resolve_ns.sum()) - down - computing
         return down, computing, up, m * end_ns - down - computing - up
     got = plan.received  # the request arrived, before any deadline, at a device online
-    arrive = plan.arrive_ns[got]
+    arrive, compute = _those(got, plan.arrive_ns, plan.compute_ns)
     down = int(arrive.sum())
-    computing = int(np.minimum(plan.compute_ns[got], end_ns - arrive).sum())
-    senders = plan.sending
-    send_at = plan.arrive_ns[senders] + plan.compute_ns[senders]
-    up = int((np.minimum(plan.resolve_ns[senders], end_ns) - send_at).sum())
+    computing = int(np.minimum(compute, end_ns - arrive).sum())
+    arrive, compute, resolve = _those(
+        plan.sending, plan.arrive_ns, plan.compute_ns, plan.resolve_ns
+    )
+    up = int((np.minimum(resolve, end_ns) - (arrive + compute)).sum())
     return down, computing, up, m * end_ns - down - computing - up
+
+
+def _those(mask: np.ndarray, *arrays: np.ndarray) -> tuple:
+    """Return each of ``arrays`` at ``mask``'s true rows (the arrays themselves when all are)."""
+    if mask.all():
+        return arrays
+    return tuple(a[mask] for a in arrays)
 
 
 class RoundTimes:

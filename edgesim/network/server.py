@@ -44,6 +44,7 @@ from edgesim.network.broadcast import Broadcasting
 from edgesim.network.energy import EnergyMeter
 from edgesim.network.events_walk import EventsWalk
 from edgesim.network.exchange_plan import ExchangePlanning, Plan
+from edgesim.network.links import is_constant, take_rows
 from edgesim.network.moving_devices import MovingDevices
 from edgesim.network.round_time import RoundTimes
 from edgesim.network.secure_round import SecureRounds
@@ -169,25 +170,29 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             replied = plan.reply_ok & in_time
             cut = (plan.sending & ~in_time) | plan.late
             up = plan.up
-            senders = np.flatnonzero(plan.sending)
-            bytes_down = int(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)).sum())
+            everyone = plan.sending.all()  # every recipient sent (the common case)
+            senders = None if everyone else np.flatnonzero(plan.sending)
+            bytes_down = _total(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)))
             if plan.down_copies is not None:  # a broadcast: one copy per cell
                 bytes_down = plan.down_copies * int(down_bytes)
-            sent_up = np.asarray(up_bytes, dtype=np.int64)[senders]
-            bytes_up = int(sent_up.sum())
+            sent_up = np.asarray(up_bytes, dtype=np.int64)
+            if not everyone:
+                sent_up = take_rows(sent_up, senders)
+            bytes_up = _total(sent_up)
             up_transmissions = up.transmissions
-            retrans = plan.down_retransmissions + up_transmissions - senders.size
+            retrans = plan.down_retransmissions + up_transmissions - len(up)
             lost = plan.down_lost + up.dropped
             # To everyone (agents 0..K-1 in order): an agent's index is its position.
             who = slice(None) if agents is self.everyone else agents
-            sent_by = senders if agents is self.everyone else agents[senders]
+            sender_ids = agents if everyone else agents[senders]
+            sent_by = who if everyone else sender_ids  # an index: a slice when it can be
             tr.agent_messages_down[who] += 1
             tr.agent_messages_up[sent_by] += 1
             tr.agent_bytes_down[who] += np.asarray(down_bytes, dtype=np.int64)
             tr.agent_bytes_up[sent_by] += sent_up
             tr.agent_transmissions[sent_by] += up.attempts
             tr.agent_lost[agents[~plan.received]] += 1
-            tr.agent_lost[sent_by[~up.delivered]] += 1
+            tr.agent_lost[sender_ids[~up.delivered]] += 1
             tr.agent_cut[agents[cut]] += 1
         n_cut = 0 if plan.steady else int(cut.sum())
         senders_n = int(plan.sending.sum()) if not plan.steady else m
@@ -240,22 +245,29 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         repeat = plan.steady and plan.end_ns is not None and self.energy.battery is None
         key = (id(plan), end_ns)
         known = self._energy_parts.get(key) if repeat else None
+        who = slice(None) if agents is self.everyone else agents  # every agent: no gather
         if known is not None and known[0] is plan:
-            return plan, self.energy.add(phase, agents, end_ns, known[1])[1]
+            return plan, self.energy.add(phase, who, end_ns, known[1])[1]
         m = agents.size
-        tx = np.zeros(m, dtype=np.int64)
-        tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
+        if plan.sending.all():  # every recipient sent (the common case): no scatter
+            tx = plan.up.attempts * plan.up.airtime_ns
+        else:
+            tx = np.zeros(m, dtype=np.int64)
+            tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
         on = plan.received
-        times = (
-            plan.down_air_ns,
-            tx,
-            np.where(on, plan.compute_ns, 0),
-            np.where(on, plan.reports, 0),
-        )
-        parts = self.energy.exchange_parts(agents, end_ns, *times)
+        if on.all():
+            times = (plan.down_air_ns, tx, plan.compute_ns, plan.reports)
+        else:
+            times = (
+                plan.down_air_ns,
+                tx,
+                np.where(on, plan.compute_ns, 0),
+                np.where(on, plan.reports, 0),
+            )
+        parts = self.energy.exchange_parts(who, end_ns, *times)
         if repeat:
             self._energy_parts[key] = (plan, parts)
-        dying, spent = self.energy.add(phase, agents, end_ns, parts)
+        dying, spent = self.energy.add(phase, who, end_ns, parts)
         if not (dying & plan.sending).any():
             return plan, spent
         keep = ~dying[plan.sending]  # among the senders, in order
@@ -328,3 +340,8 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         downlink, computation, uplink and waiting (the JSON ``sim_time_s``;
         :mod:`edgesim.network.round_time`)."""
         return {**self.trace.time_by_phase(), "by_direction": self.round_times.seconds()}
+
+
+def _total(a: np.ndarray) -> int:
+    """Return the sum of the int64 array ``a`` (one product for a :func:`constant` view)."""
+    return int(a[0]) * a.size if is_constant(a) else int(a.sum())

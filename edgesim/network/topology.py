@@ -41,7 +41,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
-from edgesim.network.medium import finish_ns
+from edgesim.network.medium import all_equal, finish_ns
 
 if TYPE_CHECKING:  # networkx takes about 0.15 s to import: only where a graph is built
     import networkx as nx
@@ -342,13 +342,14 @@ class Topology:
         Zero hops: (head, tail) as given.
         """
         aps = np.asarray(aps, dtype=np.int64).reshape(-1)
-        head = np.broadcast_to(np.asarray(head_ns, dtype=np.int64), aps.shape).copy()
-        tail = np.broadcast_to(np.asarray(tail_ns, dtype=np.int64), aps.shape).copy()
+        # views: every hop below makes new arrays (the caller's are never written)
+        head = np.broadcast_to(np.asarray(head_ns, dtype=np.int64), aps.shape)
+        tail = np.broadcast_to(np.asarray(tail_ns, dtype=np.int64), aps.shape)
         if self.path_edges.shape[1] == 0 or aps.size == 0:
-            return head, tail
+            return head.copy(), tail.copy()
         sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.int64), aps.shape)
         key = None
-        if _all_equal(sizes) and _all_equal(head) and _all_equal(tail):
+        if all_equal(sizes) and all_equal(head) and all_equal(tail):
             # equal messages leaving together (a round's downlink): the same answer every time
             where = aps.size if self.M == 1 else aps.tobytes()
             key = (direction, int(sizes[0]), int(head[0]), int(tail[0]), where)
@@ -371,7 +372,7 @@ class Topology:
         messages': the same numbers as one per message.
         """
         m = aps.size
-        if _all_equal(sizes):
+        if all_equal(sizes):
             sizes = sizes[:1]
         packet = self.backhaul.packet(sizes)
         last = sizes - (np.maximum(1, -(-sizes // packet)) - 1) * packet
@@ -409,11 +410,6 @@ class Topology:
             ap = self.ap_name(int(self.ap_of[k]))
             g.add_edge(f"dev{k}", ap, kind="radio", distance_m=self.distance_m[k])
         return g
-
-
-def _all_equal(a: np.ndarray) -> bool:
-    """Whether every element of the non-empty ``a`` is the same."""
-    return bool((a == a.flat[0]).all())
 
 
 def _first_packet_ns(

@@ -227,7 +227,8 @@ def test_contention_equal_uploads_finish_at_n_s_8_over_goodput_n():
 def test_the_access_point_contends_with_its_devices():
     # device 0's reply starts at once; the access point still holds device 1's downlink: two
     # contenders each get eff(2) / 2, not the lone rate
-    eff = lambda n: {1: 1.0, 2: 0.9}[n]  # noqa: E731
+    # (defined for every n: the compiled walk, loaded by an earlier test, tabulates eff to 2 m + 1)
+    eff = lambda n: 1.0 if n == 1 else 0.9  # noqa: E731
     down, up = contention_ns([0, 0], [100, 1000], [0, 0], [500, 500], [True, False], eff)
     # 0..200: the AP alone, two downlinks at 1/2: the first done at 200 (100 each);
     # then AP (900 left) and device 0 (500) contend at 0.45 each: device 0 done at 200 + 500 /
