@@ -116,13 +116,18 @@ class EnergyMeter:
         exchange's length. Every device still alive idles for the rest.
         """
         cfg = self.cfg
-        rx = cfg.rx_power_w * rx_ns / 1e9
-        tx = cfg.tx_power_w * tx_ns / 1e9
+        rx = float(cfg.rx_power_w) * rx_ns
+        rx /= 1e9
+        tx = float(cfg.tx_power_w) * tx_ns
+        tx /= 1e9
         if cfg.compute == "cycles":
             comp = self.per_gradient_j[agents] * reports
         else:
-            comp = cfg.compute_power_w * compute_ns / 1e9
-        busy = np.minimum(rx_ns + tx_ns + compute_ns, duration_ns)
+            comp = float(cfg.compute_power_w) * compute_ns
+            comp /= 1e9
+        busy = rx_ns + tx_ns
+        busy += compute_ns
+        np.minimum(busy, duration_ns, out=busy)
         if self.battery is not None:  # (without batteries nobody dies: x * True is x)
             on = ~self.dead[agents]
             rx, tx, comp, busy = rx * on, tx * on, comp * on, busy * on

@@ -306,9 +306,14 @@ class ExchangePlanning:
         radio, p / S of ``airtime_ns``, after its last byte arrived at ``tail``."""
         sizes = squeezed(sizes)
         packet = self.net.topology.backhaul.packet(sizes)
-        last = sizes - (np.maximum(1, -(-sizes // np.maximum(packet, 1))) - 1) * packet
-        last_air = np.rint(airtime_ns * (last / np.maximum(sizes, 1))).astype(np.int64)
-        return np.maximum(through, tail + last_air)
+        if sizes.size == 1 and packet[0] == sizes[0]:  # one packet: all of the airtime
+            last_air = airtime_ns  # (p / S = 1: the same ns below 2^53 ns, about 104 days)
+        else:
+            last = sizes - (np.maximum(1, -(-sizes // np.maximum(packet, 1))) - 1) * packet
+            last_air = airtime_ns * (last / np.maximum(sizes, 1))
+            last_air = np.rint(last_air, out=last_air).astype(np.int64)
+        out = tail + last_air
+        return np.maximum(out, through, out=out)
 
     def _first_packet_ns(self, begin, through, sizes: np.ndarray, attempts) -> np.ndarray:
         """Return when each message's first packet has left the radio (int64 ns): its last
@@ -316,8 +321,13 @@ class ExchangePlanning:
         (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest."""
         sizes = squeezed(sizes)
         packet = self.net.topology.backhaul.packet(sizes)
+        if sizes.size == 1 and packet[0] == sizes[0]:  # one packet: it is the whole message
+            return through  # (itself: the callers make new arrays of it)
         rest = (sizes - packet) / np.maximum(sizes, 1)
-        return through - np.rint((through - begin) // attempts * rest).astype(np.int64)
+        span = through - begin
+        span //= attempts
+        ahead = span * rest
+        return through - np.rint(ahead, out=ahead).astype(np.int64)
 
     def _transport_ns(
         self, dev: np.ndarray, sizes: np.ndarray, transfers, start_ns, direction: str

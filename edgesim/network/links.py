@@ -55,8 +55,11 @@ DIRECTIONS = ("up", "down")
 
 def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
     """Return 8 * size / rate in integer ns (m,), each rounded once to the nearest ns."""
+    if np.shape(rate_bps) == size_bytes.shape:  # one size for all: its bits once
+        size_bytes = squeezed(size_bytes)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.rint(size_bytes * (8.0 * NS_PER_S) / rate_bps)
+        t = size_bytes * (8.0 * NS_PER_S) / rate_bps
+        np.rint(t, out=t)
     if t.size and not t.max() < 2.0**62:  # false for an infinity or a NaN too
         raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
     return t.astype(np.int64)
@@ -152,7 +155,8 @@ class Transfers:
         if is_constant(rto) and is_constant(latency):
             # attempts rto + delivered (latency - rto): the same integers, in two passes
             r = int(rto[0])
-            return self.attempts * r + self.delivered * (int(latency[0]) - r)
+            out = self.attempts * r
+            return np.add(out, int(latency[0]) - r, out=out, where=self.delivered)
         d = self.delivered.astype(np.int64)
         return (self.attempts - d) * rto + d * latency
 

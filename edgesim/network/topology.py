@@ -379,21 +379,33 @@ class Topology:
         ns_per_bit = 8.0 * NS_PER_S
         hops = range(self.path_edges.shape[1])
         discipline = self.backhaul.discipline()
+        dedicated = discipline == "dedicated"  # (then no message waits for another)
+        one_packet = sizes.size == 1 and last[0] == sizes[0]  # every message a single packet
         for h in hops if direction == "up" else reversed(hops):
             column = self.path_edges[:, h]
             shared = self._shared[h]
-            edge = column[:1] if shared else column[aps]
             if shared or self._alike[h]:
-                rate, latency = self.edge_bps[edge[:1]], self.edge_latency_ns[edge[:1]]
+                edge = column[:1] if shared else column[aps[:1]]
+                group = None if shared or dedicated else column[aps]
             else:
-                rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
+                edge = group = column[aps]
+            rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
             work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
             if not work.any():  # a hop too fast to take a ns (a 10^15 bit/s one): its latency only
                 head, tail = head + latency, np.maximum(head, tail) + latency
                 continue
+            if one_packet and dedicated:
+                # p = P = S: the first packet and the last are the message, through at once
+                done = head + work
+                through = tail + work
+                np.maximum(through, done, out=through)
+                head, tail = done, through
+                head += latency
+                tail += latency
+                continue
             first = np.rint(packet * ns_per_bit / rate).astype(np.int64)
             work = np.broadcast_to(work, (m,))
-            done = finish_ns(head, work, None if shared else edge, discipline)
+            done = finish_ns(head, work, group, discipline)
             through = np.maximum(done, tail + np.rint(last * ns_per_bit / rate).astype(np.int64))
             head = np.minimum(_first_packet_ns(head, done, work, first, discipline), through)
             head, tail = head + latency, through + latency
