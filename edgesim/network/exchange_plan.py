@@ -295,7 +295,7 @@ class ExchangePlanning:
         """
         net = self.net
         start = self._transport_ns(dev, sizes, down, np.zeros(sizes.size, dtype=np.int64), "down")
-        head, tail = net.topology.pipeline_ns(net.topology.ap_of[dev], sizes, start, start, "down")
+        head, tail = net.topology.pipeline_ns(net.topology.aps_of(dev), sizes, start, start, "down")
         through = net.cells.through_ns("down", dev, sizes, head, down, rng, self.deadline_ns)
         return self._after_tail(through, tail, sizes, down.airtime_ns) + down.after_ns
 
@@ -364,11 +364,13 @@ class ExchangePlanning:
         if delivered, the wired path (shared hops), which its first packet
         enters as soon as it has left the radio (pipelined).
         """
-        begin = send_at + self._transport_ns(dev, sizes, up, send_at, "up")
+        extra = self._transport_ns(dev, sizes, up, send_at, "up")
+        begin = send_at if np.ndim(extra) == 0 and extra == 0 else send_at + extra
         through = self.net.cells.through_ns("up", dev, sizes, begin, up, rng, self.deadline_ns)
         first = self._first_packet_ns(begin, through, sizes, up.attempts)
         after = up.after_ns
-        return self._wired_up(dev, sizes, through + after, up, first + after)
+        at_ap = through + after
+        return self._wired_up(dev, sizes, at_ap, up, at_ap if first is through else first + after)
 
     def _wired_up(
         self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up, head_ns: np.ndarray
@@ -379,11 +381,11 @@ class ExchangePlanning:
         at ``at_ap`` (ns from the start)."""
         topology = self.net.topology
         if up.delivered.all():  # the common case: no gather
-            return topology.pipeline_ns(topology.ap_of[dev], sizes, head_ns, at_ap, "up")[1]
+            return topology.pipeline_ns(topology.aps_of(dev), sizes, head_ns, at_ap, "up")[1]
         out = at_ap.copy()
         ok = np.flatnonzero(up.delivered)
         if ok.size:
-            aps = topology.ap_of[dev[ok]]
+            aps = topology.aps_of(dev[ok])
             out[ok] = topology.pipeline_ns(aps, take_rows(sizes, ok), head_ns[ok], out[ok], "up")[1]
         return out
 

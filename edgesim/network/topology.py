@@ -300,6 +300,13 @@ class Topology:
                 g.add_edge(u, v, edge=int(a * bh.hops + h), kind="backhaul")
         return g
 
+    def aps_of(self, devices: np.ndarray) -> np.ndarray:
+        """Return the access point of each of ``devices`` (int64, (m,)); with one access
+        point a read-only view of 0 (no gather of K zeros)."""
+        if self.M == 1:
+            return np.broadcast_to(np.int64(0), devices.shape)
+        return self.ap_of[devices]
+
     def wired_ns(
         self, aps: np.ndarray, size_bytes: np.ndarray | int, start_ns: np.ndarray, direction: str
     ) -> np.ndarray:
