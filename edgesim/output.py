@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import io
 import itertools
@@ -148,22 +149,32 @@ def agent_dicts(columns: dict[str, list], network: dict[str, list] | None = None
     from columns: ``columns`` maps AgentRecord's fields (``network`` aside) to K plain values
     each (a field left out is null); ``network`` maps its keys to K values each (None: no
     ``network`` object). One dict per agent from zipped columns: no record objects, no
-    per-agent dict of fields (at K = 10^6 about 1 s against 8 s for AgentRecords)."""
+    per-agent dict of fields (at K = 10^6 about 2 s against 8 s for AgentRecords)."""
     unknown = set(columns) - set(_AGENT_FIELDS) | ({"network"} & set(columns))
     if unknown:
         raise ValueError(f"not agent fields: {sorted(unknown)}")
     K = len(next(iter(columns.values()))) if columns else 0
+    if any(len(c) != K for c in [*columns.values(), *(network or {}).values()]):
+        raise ValueError(f"every column must hold {K} values")
     keys = [name for name in _AGENT_FIELDS if name != "network"]
     cols = [columns.get(name) or itertools.repeat(None, K) for name in keys]
     with gc_paused():  # K new dicts
-        if not network:
-            return [dict(zip(keys, row, strict=True)) for row in zip(*cols, strict=True)]
-        keys.append("network")
-        net_keys = list(network)
-        nets = (
-            dict(zip(net_keys, row, strict=True)) for row in zip(*network.values(), strict=True)
-        )
-        return [dict(zip(keys, row, strict=True)) for row in zip(*cols, nets, strict=True)]
+        if network:
+            cols.append(map(_dict_maker(tuple(network)), *network.values()))
+            keys.append("network")
+        return list(map(_dict_maker(tuple(keys)), *cols))
+
+
+@functools.lru_cache(maxsize=8)
+def _dict_maker(keys: tuple[str, ...]):
+    """Return a function of len(keys) arguments that returns the dict of ``keys`` to them, in
+    order: a dict display of constant keys, compiled once (about 40 % faster per dict than
+    ``dict(zip(keys, values))``, which counts at K = 10^6)."""
+    if not all(type(key) is str for key in keys):
+        raise TypeError(f"keys must be str, got {keys!r}")
+    params = [f"v{i}" for i in range(len(keys))]
+    items = ", ".join(f"{key!r}: {p}" for key, p in zip(keys, params, strict=True))
+    return eval(f"lambda {', '.join(params)}: {{{items}}}")  # keys are str: their reprs
 
 
 @dataclass

@@ -313,7 +313,10 @@ class Simulation:
 def _floats(values: np.ndarray) -> list:
     """Return ``values`` as a list of Python floats with NaN and infinities as None."""
     out = np.asarray(values, dtype=float)
-    return [None if not math.isfinite(v) else v for v in out.tolist()]
+    plain = out.tolist()
+    for i in np.flatnonzero(~np.isfinite(out)).tolist():
+        plain[i] = None
+    return plain
 
 
 def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
@@ -493,8 +496,12 @@ def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     result.agents = agent_dicts(fields, network_cols or None)
     for key in PER_PARTICIPANT_INFO:  # one value per participant -> one per agent id
         if key in info and len(info[key]) == mrun.participants.size:
+            values = np.asarray(info[key]).tolist()
+            if len(part) == K:  # everyone participates: the ids are the positions
+                info[key] = values
+                continue
             full = [None] * K
-            for i, value in zip(part, np.asarray(info[key]).tolist(), strict=True):
+            for i, value in zip(part, values, strict=True):
                 full[i] = value
             info[key] = full
 

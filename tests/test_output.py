@@ -54,6 +54,8 @@ def test_agent_dicts_are_the_records_json_objects():
         assert got == records and [list(d) for d in got] == [list(d) for d in records]
     with pytest.raises(ValueError, match="not agent fields"):
         agent_dicts({"id": [0], "loss": [1.0]})
+    with pytest.raises(ValueError, match="every column must hold 2 values"):
+        agent_dicts({"id": [0, 1], "n": [5]})
 
 
 def test_clean_converts_numpy_and_non_finite():
