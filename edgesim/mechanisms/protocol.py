@@ -26,6 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from edgesim.arrays import constant
 from edgesim.learning.local import local_models
 
 HEADER_BYTES = 64
@@ -78,7 +79,7 @@ class Ask:
         """Return the size in bytes of each of ``agents``' uploads, shape (m,), int64 (read-only:
         one number's view when every upload has the same size)."""
         n_params = side.model.n_params(side.design.data.d)
-        return np.broadcast_to(np.int64(self.payload_bytes(n_params)), (agents.size,))
+        return constant(agents.size, self.payload_bytes(n_params))
 
     def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return the true reports of ``agents`` for ``step``, (m, p) or (m,), computed from
@@ -114,7 +115,7 @@ class GradientAsk(Ask):
     def upload_bytes(self, side, agents: np.ndarray) -> np.ndarray:
         """Return ``HEADER_BYTES`` plus the side's model payload for each agent (bytes, (m,),
         read-only: one number's view)."""
-        return np.broadcast_to(np.int64(HEADER_BYTES + side.payload()), (agents.size,))
+        return constant(agents.size, HEADER_BYTES + side.payload())
 
     def truthful(self, side, step: Gather, agents: np.ndarray) -> np.ndarray:
         """Return grad F_k(step.model) of each of ``agents``, (m, p), per-sample gradients

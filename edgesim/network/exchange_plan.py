@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgesim.network.links import squeezed, take_rows
+from edgesim.arrays import column, squeezed, take_rows
 from edgesim.network.transport import tcp_extra_ns, tcp_shares
 
 
@@ -107,7 +107,7 @@ class ExchangePlanning:
         t0 = self.env.now
         horizon = self.deadline_ns
         rng = net.rng["links"]
-        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
+        down_sizes = column(down_bytes, m)
         copies = None
         here = self._attach(dev, t0)  # moving devices: their distance now, or None
         if self._broadcasts(down_bytes):
@@ -224,8 +224,8 @@ class ExchangePlanning:
         m = agents.size
         horizon = self.deadline_ns
         rng = net.rng["links"]
-        down_sizes = np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,))
-        up_sizes = np.broadcast_to(np.asarray(up_bytes, dtype=np.int64), (m,))
+        down_sizes = column(down_bytes, m)
+        up_sizes = column(up_bytes, m)
         copies = None
         self._attach(dev, self.env.now)  # moving devices: handover (Wi-Fi rates are fixed)
         if self._broadcasts(down_bytes):

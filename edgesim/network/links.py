@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from edgesim.arrays import constant, is_constant, squeezed
 from edgesim.config import attach_options
 from edgesim.network import NS_PER_S, to_ns
 from edgesim.network.loss import LOSSES as LOSSES
@@ -75,35 +76,6 @@ def rto_ns_of(rto_s: float | str, latency_ns: int) -> int:
     if not rto_s >= 0:
         raise ValueError(f"rto_s must be >= 0, got {rto_s!r}")
     return to_ns(rto_s)
-
-
-def constant(m: int, value: int) -> np.ndarray:
-    """Return ``value`` for each of m messages as a read-only (m,) int64 view of one number.
-
-    A link's latency and timeout are the same for every message: a full array of them
-    would cost 8 bytes a message twice per exchange (160 MB at K = 10^7); this costs none.
-    """
-    return np.broadcast_to(np.int64(value), (m,))
-
-
-def is_constant(a: np.ndarray) -> bool:
-    """Whether ``a`` is a non-empty one-dimensional view of one number (:func:`constant`, or
-    any :func:`numpy.broadcast_to` of a scalar): its elements are one value, read once."""
-    return a.ndim == 1 and a.size > 0 and a.strides[0] == 0
-
-
-def take_rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Return ``a[rows]`` (``rows`` an index array): a :func:`constant` view when ``a`` is one
-    (no copy of one number m times), else numpy's gather."""
-    if is_constant(a):
-        return np.broadcast_to(a[:1], rows.shape)
-    return a[rows]
-
-
-def squeezed(a: np.ndarray) -> np.ndarray:
-    """Return ``a[:1]`` when ``a`` is a :func:`constant` view (shape (1,): broadcast against
-    the messages' arrays it gives the same numbers, computed once), else ``a``."""
-    return a[:1] if is_constant(a) else a
 
 
 def dbm_to_mw(dbm: float | np.ndarray) -> float | np.ndarray:

@@ -36,6 +36,7 @@ import simpy
 from simpy.events import NORMAL
 
 from edgesim import progress
+from edgesim.arrays import column, is_constant, take_rows
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
@@ -44,7 +45,6 @@ from edgesim.network.broadcast import Broadcasting
 from edgesim.network.energy import EnergyMeter
 from edgesim.network.events_walk import EventsWalk
 from edgesim.network.exchange_plan import ExchangePlanning, Plan
-from edgesim.network.links import is_constant, take_rows
 from edgesim.network.moving_devices import MovingDevices
 from edgesim.network.round_time import RoundTimes
 from edgesim.network.secure_round import SecureRounds
@@ -172,7 +172,7 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             up = plan.up
             everyone = plan.sending.all()  # every recipient sent (the common case)
             senders = None if everyone else np.flatnonzero(plan.sending)
-            bytes_down = _total(np.broadcast_to(np.asarray(down_bytes, dtype=np.int64), (m,)))
+            bytes_down = _total(column(down_bytes, m))
             if plan.down_copies is not None:  # a broadcast: one copy per cell
                 bytes_down = plan.down_copies * int(down_bytes)
             sent_up = np.asarray(up_bytes, dtype=np.int64)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edgesim.arrays import column, constant
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
@@ -304,7 +305,7 @@ class Topology:
         """Return the access point of each of ``devices`` (int64, (m,)); with one access
         point a read-only view of 0 (no gather of K zeros)."""
         if self.M == 1:
-            return np.broadcast_to(np.int64(0), devices.shape)
+            return constant(devices.size, 0)
         return self.ap_of[devices]
 
     def wired_ns(
@@ -350,11 +351,11 @@ class Topology:
         """
         aps = np.asarray(aps, dtype=np.int64).reshape(-1)
         # views: every hop below makes new arrays (the caller's are never written)
-        head = np.broadcast_to(np.asarray(head_ns, dtype=np.int64), aps.shape)
-        tail = np.broadcast_to(np.asarray(tail_ns, dtype=np.int64), aps.shape)
+        head = column(head_ns, aps.size)
+        tail = column(tail_ns, aps.size)
         if self.path_edges.shape[1] == 0 or aps.size == 0:
             return head.copy(), tail.copy()
-        sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.int64), aps.shape)
+        sizes = column(size_bytes, aps.size)
         key = None
         if all_equal(sizes) and all_equal(head) and all_equal(tail):
             # equal messages leaving together (a round's downlink): the same answer every time
@@ -389,13 +390,13 @@ class Topology:
         dedicated = discipline == "dedicated"  # (then no message waits for another)
         one_packet = sizes.size == 1 and last[0] == sizes[0]  # every message a single packet
         for h in hops if direction == "up" else reversed(hops):
-            column = self.path_edges[:, h]
+            hop_edges = self.path_edges[:, h]
             shared = self._shared[h]
             if shared or self._alike[h]:
-                edge = column[:1] if shared else column[aps[:1]]
-                group = None if shared or dedicated else column[aps]
+                edge = hop_edges[:1] if shared else hop_edges[aps[:1]]
+                group = None if shared or dedicated else hop_edges[aps]
             else:
-                edge = group = column[aps]
+                edge = group = hop_edges[aps]
             rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
             work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
             if not work.any():  # a hop too fast to take a ns (a 10^15 bit/s one): its latency only
@@ -411,7 +412,7 @@ class Topology:
                 tail += latency
                 continue
             first = np.rint(packet * ns_per_bit / rate).astype(np.int64)
-            work = np.broadcast_to(work, (m,))
+            work = column(work, m)
             done = finish_ns(head, work, group, discipline)
             through = np.maximum(done, tail + np.rint(last * ns_per_bit / rate).astype(np.int64))
             head = np.minimum(_first_packet_ns(head, done, work, first, discipline), through)

@@ -1,0 +1,60 @@
+"""One number for every message or agent: read-only views of stride 0, and what reads them.
+
+An exchange's messages often all have one size, and a link's latency and timeout are
+the same for every message. Held as a :func:`constant` view (``numpy.broadcast_to`` of
+one number), such a column costs no memory, and the network's arithmetic can work on
+the number once (:func:`squeezed`) and skip gathers of it (:func:`take_rows`): the same
+numbers as a full column, with fewer passes over K agents.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=256)
+def constant(m: int, value: int) -> np.ndarray:
+    """Return ``value`` for each of m messages as a read-only (m,) int64 view of one number.
+
+    A link's latency and timeout are the same for every message: a full array of them
+    would cost 8 bytes a message twice per exchange (160 MB at K = 10^7); this costs none.
+    The views are kept (read-only, so shareable): ``numpy.broadcast_to`` costs about 4 us a
+    call, a cached view 0.05 us, which counts in small exchanges (K = 2: a round is 25 us).
+    """
+    return np.broadcast_to(np.int64(value), (m,))
+
+
+def is_constant(a: np.ndarray) -> bool:
+    """Whether ``a`` is a non-empty one-dimensional view of one number (:func:`constant`, or
+    any :func:`numpy.broadcast_to` of a scalar): its elements are one value, read once."""
+    return a.ndim == 1 and a.size > 0 and a.strides[0] == 0
+
+
+def take_rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Return ``a[rows]`` (``rows`` an index array): a :func:`constant` view when ``a`` is one
+    (no copy of one number m times), else numpy's gather."""
+    if is_constant(a):
+        return constant(rows.size, int(a[0]))
+    return a[rows]
+
+
+def squeezed(a: np.ndarray) -> np.ndarray:
+    """Return ``a[:1]`` when ``a`` is a :func:`constant` view (shape (1,): broadcast against
+    the messages' arrays it gives the same numbers, computed once), else ``a``."""
+    return a[:1] if is_constant(a) else a
+
+
+def column(x, m: int) -> np.ndarray:
+    """Return ``x`` (a number, a (1,) or an (m,) array) as an (m,) int64 column: itself when
+    it is one, else a :func:`constant` view (faster than ``numpy.broadcast_to``, whose
+    checks cost about 4 us a call)."""
+    if type(x) is np.ndarray and x.dtype == np.int64:
+        if x.shape == (m,):
+            return x
+        if x.shape == (1,):
+            return constant(m, int(x[0]))
+    if np.ndim(x) == 0:
+        return constant(m, int(x))
+    return np.broadcast_to(np.asarray(x, dtype=np.int64), (m,))
