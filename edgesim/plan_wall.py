@@ -239,13 +239,16 @@ def import_seconds(modules) -> float:
 
 
 def lazy_modules(sc, reference_solves: int) -> list[str]:
-    """Return the modules a run of scenario ``sc`` imports where it first needs them: scipy's
-    optimisers for a logistic reference (L-BFGS-B; ``reference_solves`` > 0), DP-FFL's
-    privacy accounting or a search, and scipy.special for DP-FFL's accounting."""
+    """Return the modules a run of scenario ``sc`` imports where it first needs them, in the
+    order :data:`edgesim.wall_costs.IMPORT_S` measured them (each after the ones before it):
+    scipy's optimisers for a logistic reference (L-BFGS-B; ``reference_solves`` > 0),
+    DP-FFL's privacy accounting or a search, which import scipy.special (and its array-API
+    layer, most of the cost) first; scipy.special alone for the paper-linear data's draws."""
     logistic_reference = sc.model.kind == "logistic" and reference_solves > 0
     dp = sc.mechanism.kind == "dp-ffl"
-    modules = ["scipy.optimize"] if logistic_reference or dp or sc.best_response.enabled else []
-    return modules + (["scipy.special"] if dp else [])
+    if logistic_reference or dp or sc.best_response.enabled:
+        return ["scipy.special", "scipy.optimize"]
+    return ["scipy.special"] if sc.data.source == "paper-linear" else []
 
 
 def walks_compiled(K: int) -> bool:

@@ -94,6 +94,38 @@ def test_a_ridge_run_on_synthetic_data_imports_neither_scipy_nor_cryptography(tm
     assert [m for m in got["modules"] if m.split(".")[0] in ("scipy", "cryptography")] == []
 
 
+LAZY_SCRIPT = """
+import json, sys
+from edgesim.cli import main
+path, sets = sys.argv[1], sys.argv[2:]
+overrides = [x for s in sets for x in ("--set", s)]
+code = main(["run", path, *overrides, "--quiet", "--json", "/dev/null"])
+imported = sorted(m for m in ("scipy.special", "scipy.optimize") if m in sys.modules)
+from edgesim.plan_wall import lazy_modules
+from edgesim.scenario import load
+print(json.dumps({"code": code, "imported": imported,
+                  "planned": lazy_modules(load(path, sets), 0)}))
+"""
+
+
+def test_the_plan_counts_the_imports_a_run_makes():
+    """``edgesim.plan_wall.lazy_modules`` (whose import costs the plan adds) names exactly the
+    scipy modules a small run imports where it first needs them, in a fresh interpreter:
+    none for ridge on synthetic data, scipy.special for the paper's data (its truncated
+    normal draws), both for DP-FFL (the privacy accounting's optimiser)."""
+    small = ["mechanism.phase1_rounds=5", "network.fidelity=none"]
+    cases = {
+        "comm-vs-k.toml": ([*small, "agents.count=10"], []),
+        "paper-fig1.toml": ([*small, "best_response.enabled=false"], ["scipy.special"]),
+        "dp-ffl-privacy.toml": (["network.fidelity=none"], ["scipy.special", "scipy.optimize"]),
+    }
+    for name, (sets, expected) in cases.items():
+        got = in_fresh_interpreter(LAZY_SCRIPT, str(ROOT / "scenarios" / name), *sets)
+        assert got["code"] == 0, name
+        assert got["imported"] == sorted(expected), name
+        assert got["planned"] == expected, name
+
+
 def test_lazy_sweeps_package_exports_every_name():
     """``edgesim.sweeps`` imports its modules on first use: every name of ``__all__`` (and each
     submodule) resolves, and importing the package loads none of them."""

@@ -16,7 +16,8 @@ the plan's estimate is the table's costs times its own counts:
   time: every message of an exchange at one instant), ``rates`` (Shannon rates by
   distance) and ``staggered`` (the fixed link, shifted-exponential compute times).
 - ``IMPORT_S`` (:func:`import_table`): the modules a run imports where it first needs
-  them (scipy's optimisers), in fresh processes that imported edgesim's plan and run.
+  them (scipy.special, then scipy's optimisers, which import it), each in fresh processes
+  that imported edgesim's plan and run and the modules before it.
 - ``START_S`` (:func:`start_table`): what a network costs once in a fresh process
   (imports, compiled code loaded): six tiny runs' first ``run_mechanism`` less their
   second (:func:`start_scenarios`), in fresh child processes.
@@ -386,25 +387,28 @@ def start_table(log=print) -> dict:
 IMPORT_CHILD = """
 import sys, time
 import edgesim.plan, edgesim.simulate
+for before in {before!r}:
+    __import__(before)
 t0 = time.process_time()
 import {module}
 print(time.process_time() - t0)
 """
-#: The modules edgesim imports where a run first needs them (edgesim.plan._lazy_modules).
-LAZY_MODULES = ("scipy.optimize", "scipy.special")
+#: The modules edgesim imports where a run first needs them (edgesim.plan_wall.lazy_modules),
+#: each importing the ones before it: scipy.optimize imports scipy.special, which imports
+#: scipy's array-API layer (most of the cost). Each is measured after those before it, so
+#: the table's entries add up.
+LAZY_MODULES = ("scipy.special", "scipy.optimize")
 
 
 def import_table(log=print) -> dict:
     """Return ``IMPORT_S``: module -> CPU seconds of importing it in a fresh process that has
-    imported ``edgesim.plan`` and ``edgesim.simulate`` (least of REPEATS processes)."""
+    imported ``edgesim.plan``, ``edgesim.simulate`` and the modules before it in
+    :data:`LAZY_MODULES` (least of REPEATS processes)."""
     table = {}
-    for module in LAZY_MODULES:
+    for i, module in enumerate(LAZY_MODULES):
+        child = IMPORT_CHILD.format(module=module, before=LAZY_MODULES[:i])
         runs = [
-            subprocess.run(
-                [sys.executable, "-c", IMPORT_CHILD.format(module=module)],
-                capture_output=True,
-                text=True,
-            )
+            subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
             for _ in range(REPEATS)
         ]
         table[module] = min(float(r.stdout.split()[-1]) for r in runs)
