@@ -37,7 +37,7 @@ from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments
 from edgesim.network.round_time import RoundTimes
-from edgesim.output import RunRecord, agent_dicts
+from edgesim.output import RunRecord, agent_dicts, clean
 from edgesim.reference import optimum, reference_plan
 from edgesim.scenario import Scenario
 from edgesim.version import __version__
@@ -310,15 +310,6 @@ class Simulation:
         return P
 
 
-def _floats(values: np.ndarray) -> list:
-    """Return ``values`` as a list of Python floats with NaN and infinities as None."""
-    out = np.asarray(values, dtype=float)
-    plain = out.tolist()
-    for i in np.flatnonzero(~np.isfinite(out)).tolist():
-        plain[i] = None
-    return plain
-
-
 def run(scenario: Scenario, sim: Simulation | None = None) -> dict:
     """Run a scenario; returns the output-contract dict (see docs/output.md)."""
     sim = sim or Simulation(scenario)
@@ -479,7 +470,8 @@ def _agents_json(result, sim, mrun, columns, network_cols, info) -> None:
     """Fill the JSON's per-agent parts (``output.per_agent = "json"``): the ``agents`` array,
     and each per-participant list of ``info`` spread over the agent ids (None outside)."""
     K, part = sim.data.K, mrun.participants.tolist()
-    columns = {name: _floats(col) for name, col in columns.items()}  # plain floats, NaN -> None
+    # plain floats, NaN and infinities -> None
+    columns = {name: clean(np.asarray(col, dtype=float)) for name, col in columns.items()}
     network_cols = {
         n: _spread(v, mrun.participants, K, fill=0).tolist() for n, v in network_cols.items()
     }
