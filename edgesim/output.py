@@ -157,7 +157,7 @@ def agent_dicts(columns: dict[str, list], network: dict[str, list] | None = None
     if any(len(c) != K for c in [*columns.values(), *(network or {}).values()]):
         raise ValueError(f"every column must hold {K} values")
     keys = [name for name in _AGENT_FIELDS if name != "network"]
-    cols = [columns.get(name) or itertools.repeat(None, K) for name in keys]
+    cols = [columns[name] if name in columns else itertools.repeat(None, K) for name in keys]
     with gc_paused():  # K new dicts
         if network:
             cols.append(map(_dict_maker(tuple(network)), *network.values()))

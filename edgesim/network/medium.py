@@ -86,8 +86,8 @@ def finish_ns(
     if efficiency is not None and discipline != "ps":
         raise ValueError(f"an efficiency applies to discipline 'ps' only, not {discipline!r}")
     m = arrive.size
-    if m == 0 or discipline == "dedicated":
-        return arrive + work
+    if m == 0 or discipline == "dedicated" or (discipline == "fifo" and m <= servers):
+        return arrive + work  # (no message waits: at most one per server, whatever the groups)
     if group is not None and np.ndim(group) == 0:
         group = None  # every message on one medium
     if discipline == "ps" and group is None and all_equal(arrive) and all_equal(work):

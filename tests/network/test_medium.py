@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from edgesim.network import medium
 from edgesim.network.medium import finish_ns
 
 
@@ -71,6 +72,19 @@ def test_fifo_many_equals_a_reference_list_scheduler():
         free[k] = max(ai, free[k]) + wi
         want.append(free[k])
     assert finish_ns(a, w, discipline="fifo", servers=3).tolist() == want
+
+
+def test_fifo_with_a_server_for_every_message_is_the_walk_without_waits():
+    # at most R messages (whatever their groups): each has a server at once, a + w; the
+    # walks (Python and compiled), called directly, agree
+    rng = np.random.default_rng(3)
+    a, w = rng.integers(0, 10**6, 40), rng.integers(1, 10**5, 40)
+    g = rng.integers(0, 3, 40)
+    got = finish_ns(a, w, group=g, discipline="fifo", servers=40)
+    assert got.tolist() == (a + w).tolist()
+    assert medium._fifo_many(a, w, g, 40).tolist() == got.tolist()
+    # one more message than servers in one group: some wait
+    assert (finish_ns(a[:5] * 0, w[:5], discipline="fifo", servers=4) > w[:5]).any()
 
 
 def test_dedicated_adds_the_work():
