@@ -110,8 +110,9 @@ class EnergyMeter:
         """Return one exchange's parts: the receive, transmit and compute energies (J) and
         busy times (ns) of ``agents``, then the three energies' sum and the busy times' sum.
 
-        ``agents`` (m,): the recipients (or ``slice(None)``: every agent, in order); ``rx_ns``, ``tx_ns``, ``compute_ns``
-        (m,): their receiving, transmitting and computing time in it;
+        ``agents`` (m,): the recipients (or ``slice(None)``: every agent, in order);
+        ``rx_ns``, ``tx_ns``, ``compute_ns`` (m,): their receiving, transmitting and
+        computing time in it;
         ``reports`` (m,): local gradients each computed; ``duration_ns``: the
         exchange's length. Every device still alive idles for the rest.
         """

@@ -304,12 +304,12 @@ class ExchangePlanning:
         cell's schedule from its first packet's arrival, but not before its last packet
         (p bytes of S, :meth:`~edgesim.network.topology.BackhaulConfig.packet`) has crossed the
         radio, p / S of ``airtime_ns``, after its last byte arrived at ``tail``."""
-        sizes = squeezed(sizes)
-        packet = self.net.topology.backhaul.packet(sizes)
-        if sizes.size == 1 and packet[0] == sizes[0]:  # one packet: all of the airtime
+        sizes, backhaul = squeezed(sizes), self.net.topology.backhaul
+        packet = backhaul.packet(sizes)
+        if backhaul.one_packet(sizes, packet):  # all of the airtime
             last_air = airtime_ns  # (p / S = 1: the same ns below 2^53 ns, about 104 days)
         else:
-            last = sizes - (np.maximum(1, -(-sizes // np.maximum(packet, 1))) - 1) * packet
+            last = backhaul.last_packet(sizes, packet)
             last_air = airtime_ns * (last / np.maximum(sizes, 1))
             last_air = np.rint(last_air, out=last_air).astype(np.int64)
         out = tail + last_air
@@ -319,9 +319,9 @@ class ExchangePlanning:
         """Return when each message's first packet has left the radio (int64 ns): its last
         transmission took (through - begin) / attempts, and its first packet P / S of that
         (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest."""
-        sizes = squeezed(sizes)
-        packet = self.net.topology.backhaul.packet(sizes)
-        if sizes.size == 1 and packet[0] == sizes[0]:  # one packet: it is the whole message
+        sizes, backhaul = squeezed(sizes), self.net.topology.backhaul
+        packet = backhaul.packet(sizes)
+        if backhaul.one_packet(sizes, packet):  # the first packet is the whole message
             return through  # (itself: the callers make new arrays of it)
         rest = (sizes - packet) / np.maximum(sizes, 1)
         span = through - begin

@@ -54,6 +54,8 @@ import sys
 
 import numpy as np
 
+from edgesim.arrays import is_constant
+
 DISCIPLINES = ("dedicated", "fifo", "ps")
 
 
@@ -385,8 +387,8 @@ def _efficiency_table(efficiency, n: int) -> np.ndarray:
 
 def all_equal(a: np.ndarray) -> bool:
     """Whether every element of ``a`` is the same (True when empty); at once for a
-    one-dimensional :func:`numpy.broadcast_to` view of one number (stride 0)."""
-    if a.size == 0 or (a.ndim == 1 and a.strides[0] == 0):
+    :func:`~edgesim.arrays.constant` view of one number."""
+    if a.size == 0 or is_constant(a):
         return True
     return bool((a == a.flat[0]).all())
 

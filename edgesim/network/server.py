@@ -183,7 +183,7 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             retrans = plan.down_retransmissions + up_transmissions - len(up)
             lost = plan.down_lost + up.dropped
             # To everyone (agents 0..K-1 in order): an agent's index is its position.
-            who = slice(None) if agents is self.everyone else agents
+            who = self._rows(agents)
             sender_ids = agents if everyone else agents[senders]
             sent_by = who if everyone else sender_ids  # an index: a slice when it can be
             tr.agent_messages_down[who] += 1
@@ -236,6 +236,11 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             self.events_log.record(plan, self.devices[agents], t0, end, phase, index, cuts)
         return agents if plan.steady else agents[replied]
 
+    def _rows(self, agents: np.ndarray):
+        """Return the index of ``agents`` into per-agent arrays: ``slice(None)`` (no gather)
+        when they are every agent in order (:attr:`everyone`), else ``agents``."""
+        return slice(None) if agents is self.everyone else agents
+
     def _spend(self, plan: Plan, agents, phase: str, end_ns: int) -> tuple[Plan, float]:
         """Count the exchange's energy (:class:`EnergyMeter`); returns (the plan, the energy all
         devices spent in it, J). A device whose battery empties during the exchange sends
@@ -245,7 +250,7 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         repeat = plan.steady and plan.end_ns is not None and self.energy.battery is None
         key = (id(plan), end_ns)
         known = self._energy_parts.get(key) if repeat else None
-        who = slice(None) if agents is self.everyone else agents  # every agent: no gather
+        who = self._rows(agents)
         if known is not None and known[0] is plan:
             return plan, self.energy.add(phase, who, end_ns, known[1])[1]
         m = agents.size

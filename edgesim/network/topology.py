@@ -98,6 +98,19 @@ class BackhaulConfig:
             return size
         return np.minimum(size, int(self.packet_bytes))
 
+    @staticmethod
+    def one_packet(size_bytes: np.ndarray, packet: np.ndarray) -> bool:
+        """Whether the messages all have one size (``size_bytes`` of shape (1,), as
+        :func:`~edgesim.arrays.squeezed` leaves it) of a single packet (``packet``, of
+        :meth:`packet`): then the packet arithmetic has nothing to split."""
+        return size_bytes.size == 1 and bool(packet[0] == size_bytes[0])
+
+    def last_packet(self, size_bytes: np.ndarray, packet: np.ndarray) -> np.ndarray:
+        """Return each message's last packet (int64 bytes): p = S - (ceil(S / P) - 1) P of its
+        size S in packets P (:meth:`packet`); S itself when S <= P (one packet), 0 for S = 0."""
+        size = np.asarray(size_bytes, dtype=np.int64)
+        return size - (np.maximum(1, -(-size // np.maximum(packet, 1))) - 1) * packet
+
     def discipline(self) -> str:
         """Return the :mod:`edgesim.network.medium` discipline of a hop: 'ps', 'fifo' or 'dedicated'."""
         return {"processor-sharing": "ps"}.get(self.sharing, self.sharing)
@@ -383,12 +396,12 @@ class Topology:
         if all_equal(sizes):
             sizes = sizes[:1]
         packet = self.backhaul.packet(sizes)
-        last = sizes - (np.maximum(1, -(-sizes // packet)) - 1) * packet
+        last = self.backhaul.last_packet(sizes, packet)
         ns_per_bit = 8.0 * NS_PER_S
         hops = range(self.path_edges.shape[1])
         discipline = self.backhaul.discipline()
         dedicated = discipline == "dedicated"  # (then no message waits for another)
-        one_packet = sizes.size == 1 and last[0] == sizes[0]  # every message a single packet
+        one_packet = self.backhaul.one_packet(sizes, packet)
         for h in hops if direction == "up" else reversed(hops):
             hop_edges = self.path_edges[:, h]
             shared = self._shared[h]

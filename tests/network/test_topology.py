@@ -144,3 +144,18 @@ def test_one_cell_slows_with_k_and_cells_growing_with_k_do_not():
     assert large >= 50 * small
     grown = _round_s(10_000, per_cell=100)
     assert grown < 3 * _round_s(100, per_cell=100)
+
+
+def test_a_messages_packets_split_its_size():
+    # S bytes in packets of P = 1500: the last is S - (ceil(S / P) - 1) P; a message of at
+    # most one packet is that packet (and the packet arithmetic has nothing to split)
+    bh = BackhaulConfig()
+    sizes = np.array([0, 100, 1500, 1501, 3000, 3001])
+    packet = bh.packet(sizes)
+    assert packet.tolist() == [0, 100, 1500, 1500, 1500, 1500]
+    assert bh.last_packet(sizes, packet).tolist() == [0, 100, 1500, 1, 1500, 1]
+    assert BackhaulConfig.one_packet(sizes[1:2], packet[1:2])
+    assert not BackhaulConfig.one_packet(sizes[3:4], packet[3:4])
+    assert not BackhaulConfig.one_packet(sizes[1:3], packet[1:3])  # not one size for all
+    whole = BackhaulConfig(packet_bytes="message")
+    assert whole.last_packet(sizes, whole.packet(sizes)).tolist() == sizes.tolist()
