@@ -68,7 +68,7 @@ from edgesim.learning.segments import (
     BLOCK_ROWS,
     EIGEN_BLOCK_ROWS,
     INDICATOR_MAX_ENTRIES,
-    THREAD_CHUNK_BLOCKS,
+    block_threads,
     gradient_threads,
 )
 from edgesim.mechanisms.ffl import SHARED_BLOCK
@@ -232,7 +232,7 @@ def shape(sc: Scenario) -> Shape:
     # Blocks end at an agent's last row: about BLOCK_ROWS rows, never more than the data.
     block = min(n, BLOCK_ROWS + per_agent - 1)
     blocks = max(1, math.ceil(n / max(block, 1)))
-    threads = gradient_threads() if blocks >= 2 * THREAD_CHUNK_BLOCKS else 1
+    threads = block_threads(blocks)
     return Shape(
         K,
         n,

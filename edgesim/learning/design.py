@@ -96,6 +96,12 @@ class Design:
         return self.data.K
 
     @cached_property
+    def n_k_float(self) -> np.ndarray:
+        """Return ``n_k`` as float64 (K,): a divisor of every round's reports, cast once (an
+        int64 divisor is cast to float64 by the division itself: the same quotients)."""
+        return self.n_k.astype(np.float64)
+
+    @cached_property
     def row_norms(self) -> np.ndarray:
         """Return ||x_i|| of every training row of ``Xa`` (intercept included), shape (n,).
 

@@ -94,11 +94,14 @@ class Model:
         """Data part of the per-sample loss (without the l2 term), shape (n,)."""
         raise NotImplementedError
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None) -> tuple[np.ndarray, int]:
+    def _agent_data_grads(
+        self, w, Xa, y, starts, n_k, clip=None, out=None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Per-agent sums of the data part of the gradient, shape (K, n_params).
 
         ``clip``: ``None``, or ``(row_norms, C)``: each per-sample gradient is then
-        rescaled to L2 norm at most C before the sums. Returns (sums, which rows were
+        rescaled to L2 norm at most C before the sums. ``out`` (K, n_params), if given,
+        receives the sums (:func:`segment_sum`'s ``out``). Returns (sums, which rows were
         clipped: a boolean (n,) array, or None without ``clip``).
         """
         raise NotImplementedError
@@ -189,6 +192,7 @@ class Model:
         g = np.empty((m, w.size)) if out is None else out
         Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
         norms = design.row_norms if clip_norm is not None else None
+        n_float = design.n_k_float
         reg = self.l2 * w
         blocks = design.blocks
         cuts = None
@@ -198,21 +202,23 @@ class Model:
         def some_blocks(first: int, last: int) -> None:
             for i in range(first, last):  # cache-sized blocks of agents, not a loop over agents
                 a0, a1, r0, r1 = blocks[i]
+                # a block whose agents are all asked for is computed in place
+                whole = cuts is None or cuts[i + 1] - cuts[i] == a1 - a0
                 if cuts is None:
                     gb = g[a0:a1]
                 elif cuts[i] == cuts[i + 1]:
                     continue
                 else:
-                    gb = np.empty((a1 - a0, w.size))
+                    gb = g[cuts[i] : cuts[i + 1]] if whole else np.empty((a1 - a0, w.size))
                 clip = None if norms is None else (norms[r0:r1], clip_norm)
                 st = starts[a0:a1] - r0
                 Xb = as_float64(Xa[r0:r1])
-                gb[:], over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip)
+                _, over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip, gb)
                 if clipped is not None and over is not None:
                     clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
-                gb /= n_k[a0:a1, None]  # while the block is in cache
+                gb /= n_float[a0:a1, None]  # while the block is in cache
                 gb += reg
-                if cuts is not None:
+                if not whole:
                     g[cuts[i] : cuts[i + 1]] = gb[agents[cuts[i] : cuts[i + 1]] - a0]
 
         in_threads(some_blocks, len(blocks))
@@ -336,15 +342,16 @@ class Ridge(Model):
         r = Xa @ w - y
         return 0.5 * r * r
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None):
-        r = Xa @ w - y
+    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None, out=None):
+        r = Xa @ w
+        r -= y
         over = None
         if clip is not None:  # per-sample gradient r_i x_i has norm |r_i| ||x_i||
             norms, C = clip
             s = clip_scale(np.abs(r) * norms, C)
             over = s < 1.0
             r *= s
-        return segment_sum(Xa, starts, n_k, r), over
+        return segment_sum(Xa, starts, n_k, r, out), over
 
     def _agent_data_grads_each(self, W, Xa, y, agent, starts, n_k):
         r = np.einsum("ij,ij->i", Xa, W[agent]) - y
@@ -454,8 +461,8 @@ class Logistic(Model):
         logp = log_softmax(self._scores(w, Xa), axis=1)
         return -logp[np.arange(Xa.shape[0]), y]
 
-    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None):
-        return self._class_sums(self._scores(w, Xa), Xa, y, starts, n_k, clip)
+    def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None, out=None):
+        return self._class_sums(self._scores(w, Xa), Xa, y, starts, n_k, clip, out)
 
     def _scores_each(self, W, Xa, agent):
         Wm = W.reshape(W.shape[0], Xa.shape[1], self.n_classes)
@@ -471,7 +478,7 @@ class Logistic(Model):
         logp = log_softmax(self._scores_each(W, Xa, agent), axis=1)
         return -logp[np.arange(Xa.shape[0]), y]
 
-    def _class_sums(self, S, Xa, y, starts, n_k, clip=None):
+    def _class_sums(self, S, Xa, y, starts, n_k, clip=None, out=None):
         # Softmax probabilities minus the one-hot label. Reductions over the few class
         # columns are written column by column: numpy's axis=1 reduce is slow on short rows.
         top = S[:, 0].copy()
@@ -486,7 +493,7 @@ class Logistic(Model):
             s = clip_scale(np.sqrt(np.einsum("ic,ic->i", E, E)) * norms, C)
             over = s < 1.0
             E *= s[:, None]
-        return segment_sum(Xa, starts, n_k, E).reshape(starts.size, -1), over
+        return segment_sum(Xa, starts, n_k, E, out).reshape(starts.size, -1), over
 
     def sample_data_grads(self, w, Xa, y):
         """Return x_i (p_i - e_{y_i})^T for every row, flattened row-major, shape (n, d' C)."""

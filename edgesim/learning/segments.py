@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,8 +41,11 @@ def row_blocks(offsets: np.ndarray) -> tuple:
     )
 
 
-#: Row blocks a thread takes at a time, and the fewest blocks worth threads at all.
+#: Row blocks a thread takes at a time, at most.
 THREAD_CHUNK_BLOCKS = 16
+#: The fewest row blocks worth threads: about 32 000 rows, half a millisecond of a ridge
+#: model's reports or more, against some 50 us to hand work to a thread and back.
+THREAD_MIN_BLOCKS = 4
 
 
 def usable_cpus() -> int:
@@ -66,39 +69,73 @@ def gradient_threads() -> int:
 _POOL: dict[int, ThreadPoolExecutor] = {}
 
 
+def block_threads(n_blocks: int) -> int:
+    """Return how many threads :func:`in_threads` uses for ``n_blocks`` row blocks: one
+    below :data:`THREAD_MIN_BLOCKS` (a small call asks nothing), else
+    :func:`gradient_threads`, at most one a block."""
+    if n_blocks < THREAD_MIN_BLOCKS:
+        return 1
+    return min(gradient_threads(), n_blocks)
+
+
 def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
-    """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among threads
-    (``chunk`` blocks a task, default :data:`THREAD_CHUNK_BLOCKS`).
+    """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among
+    :func:`block_threads` threads (``chunk`` blocks a task; by default as many as
+    spreads them evenly over the threads, at most :data:`THREAD_CHUNK_BLOCKS`).
 
     numpy releases the GIL in the blocks' products and copies, so the agents' gradients
-    (the largest cost of a run at K = 10^6 and beyond) use every core. Each block's
-    result depends on that block only: any split gives the same bits. Returns nothing;
-    a worker's exception is raised here.
+    (the largest cost of a run at K = 10^6 and beyond, and of FFL's many exchanges at
+    K = 10^4) use every core. The calling thread takes the first task itself. Each
+    block's result depends on that block only: any split gives the same bits. Returns
+    nothing; a worker's exception is raised here.
     """
-    chunk = THREAD_CHUNK_BLOCKS if chunk is None else chunk
-    threads = 1 if n_blocks < 2 * chunk else gradient_threads()  # a small call asks nothing
+    if chunk is None:
+        threads = block_threads(n_blocks)
+        chunk = min(THREAD_CHUNK_BLOCKS, -(-n_blocks // threads))
+    else:
+        threads = 1 if n_blocks < 2 * chunk else gradient_threads()
     if threads == 1:
         work(0, n_blocks)
         return
     pool = _POOL.get(threads)
-    if pool is None:
-        pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="edgesim-grad")
-    chunks = range(0, n_blocks, chunk)
+    if pool is None:  # the calling thread is the last of the ``threads``
+        pool = _POOL[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="edgesim-grad")
+    chunks = range(chunk, n_blocks, chunk)
     futures = [pool.submit(work, lo, min(lo + chunk, n_blocks)) for lo in chunks]
+    try:
+        work(0, min(chunk, n_blocks))
+    finally:
+        wait(futures)  # every task has ended before this returns or raises
     for f in futures:
         f.result()
 
 
 def segment_sum(
-    values: np.ndarray, starts: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
+    values: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    weights: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sum ``weights_i * values_i`` over consecutive row blocks; empty blocks give zeros.
 
     ``values`` is (n,) or (n, m); block k is rows ``starts[k] : starts[k] + counts[k]``;
     ``weights`` is (n,) or (n, C) (then the result is (K, m, C), one sum per column).
     One sparse (K x n) block-indicator product: no (n, m) temporary, no Python loop.
-    Returns (K,) or (K, m).
+    Returns (K,) or (K, m), or (K, m, C); ``out`` (C-contiguous, that many elements in
+    any shape) receives it, and is returned in that shape: the same bits either way.
     """
+    sums = _segment_sum(values, starts, counts, weights, out)
+    if out is None:
+        return sums
+    if not np.may_share_memory(sums, out):  # (else the product wrote them there)
+        out.reshape(sums.shape)[...] = sums
+    return out
+
+
+def _segment_sum(values, starts, counts, weights, out):
+    """:func:`segment_sum`'s sums, written into ``out`` (viewed in their shape) where the
+    product can write there directly."""
     K, n = starts.size, values.shape[0]
     if n == 0 or K == 0:
         return np.zeros((K,) + values.shape[1:])
@@ -109,9 +146,11 @@ def segment_sum(
         if weights is None:
             return blocks.sum(axis=1)
         if weights.ndim == 2:  # one weight column per output column set: (K, m, C)
-            return np.matmul(blocks.transpose(0, 2, 1), weights.reshape(K, c, -1))
+            into = None if out is None else out.reshape(K, values.shape[1], -1)
+            return np.matmul(blocks.transpose(0, 2, 1), weights.reshape(K, c, -1), out=into)
         if values.ndim == 2:  # a batched (1 x c) (c x m) product: faster than einsum here
-            return np.matmul(weights.reshape(K, 1, c), blocks)[:, 0]
+            into = None if out is None else out.reshape(K, 1, values.shape[1])
+            return np.matmul(weights.reshape(K, 1, c), blocks, out=into)[:, 0]
         return np.einsum("ki,ki...->k...", weights.reshape(K, c), blocks)
     if weights is None:
         weights = np.ones(n)
@@ -120,10 +159,10 @@ def segment_sum(
     # row c K + k holds weights[:, c] over block k: one sparse product for every column,
     # each row's sum in the order of the rows
     np.copyto(S.data.reshape(C, n), weights.T if weights.ndim == 2 else weights)
-    out = S @ values
+    sums = S @ values
     if weights.ndim == 1:
-        return out
-    return np.moveaxis(out.reshape((C, K) + values.shape[1:]), 0, -1)
+        return sums
+    return np.moveaxis(sums.reshape((C, K) + values.shape[1:]), 0, -1)
 
 
 #: Block indicators kept for reuse (a round's segment sums repeat the same blocks), per

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from edgesim.learning import segments
 from edgesim.learning.segments import segment_sum
@@ -43,3 +44,41 @@ def test_a_kept_indicator_gives_the_bits_of_a_fresh_one(monkeypatch):
     monkeypatch.setattr(segments, "INDICATOR_MAX_ENTRIES", 0)  # nothing kept: built afresh
     assert np.array_equal(kept, segment_sum(values, starts, counts, weights))
     assert segments._INDICATORS  # the first calls kept theirs
+
+
+def test_out_receives_the_bits_of_a_fresh_sum():
+    """``out`` is written in place (equal blocks: the batched product's own output; unequal:
+    a copy) and holds what a call without it returns, bit for bit."""
+    rng = np.random.default_rng(2)
+    for counts in ([4] * 6, [3, 0, 5, 1, 7]):
+        starts, counts = _blocks(counts)
+        n = int(counts.sum())
+        values = rng.standard_normal((n, 5))
+        for weights in (rng.standard_normal(n), rng.standard_normal((n, 3))):
+            want = segment_sum(values, starts, counts, weights).reshape(starts.size, -1)
+            buffer = np.full((starts.size + 2, want.shape[1]), np.nan)
+            out = buffer[1:-1]  # a view inside a larger buffer, as a round's reports are
+            got = segment_sum(values, starts, counts, weights, out)
+            assert got is out
+            assert np.array_equal(out, want)
+            assert np.isnan(buffer[[0, -1]]).all()
+
+
+def test_a_few_blocks_are_split_over_the_threads_the_caller_taking_the_first(monkeypatch):
+    monkeypatch.setenv("EDGESIM_THREADS", "2")
+    assert segments.block_threads(segments.THREAD_MIN_BLOCKS - 1) == 1
+    assert segments.block_threads(segments.THREAD_MIN_BLOCKS) == 2
+    import threading
+
+    calls = []
+    segments.in_threads(lambda lo, hi: calls.append((lo, hi, threading.get_ident())), 13)
+    assert sorted(c[:2] for c in calls) == [(0, 7), (7, 13)]  # ceil(13 / 2) blocks a task
+    assert [c[2] for c in calls if c[0] == 0] == [threading.get_ident()]
+    assert [c[2] for c in calls if c[0] == 7] != [threading.get_ident()]
+
+    def fails(lo, hi):
+        if lo > 0:
+            raise ValueError("a worker's error")
+
+    with pytest.raises(ValueError, match="a worker's error"):
+        segments.in_threads(fails, 13)
