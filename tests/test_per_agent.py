@@ -105,3 +105,41 @@ def test_parquet_without_pyarrow_is_refused(tmp_path, capsys, monkeypatch):
 def test_sidecar_path_sits_beside_the_json():
     assert per_agent.sidecar_path("out/run.json", "npz").as_posix() == "out/run.agents.npz"
     assert per_agent.sidecar_path("run", "parquet").as_posix() == "run.agents.parquet"
+
+
+def test_auto_is_json_everywhere_but_a_large_run_written_with_json(tmp_path, capsys, monkeypatch):
+    """``output.per_agent = "auto"`` (the default) resolves to "json" in the scenario itself, so
+    the echo and the run id of a default scenario are those of "json"; ``edgesim run --json``
+    writes the npz sidecar from K = AUTO_SIDECAR_FROM_K on (here lowered to 6), says so,
+    and echoes "npz": the JSON's echo loads back to the run it describes."""
+    from edgesim import scenario as scn
+    from edgesim.scenario import schema
+
+    assert scn.OutputConfig().per_agent == "json"
+    assert scn.OutputConfig(per_agent="auto") == scn.OutputConfig(per_agent="json")
+    default = scn.load(None, SMALL[1::2])
+    assert scn.run_id(default) == scn.run_id(
+        scn.load(None, [*SMALL[1::2], "output.per_agent='json'"])
+    )
+    assert scn.for_json_file(default, {}) is default  # K = 6 < 10^5
+    full = _run(tmp_path, "full", "json", capsys)  # before the threshold moves
+    monkeypatch.setattr(schema, "AUTO_SIDECAR_FROM_K", 6)
+    for mode in ("json", "npz", "none"):  # a value the scenario sets is kept
+        prep = scn.prepare(None, [*SMALL[1::2], f"output.per_agent='{mode}'"])
+        sc = scn.load_prepared(prep)
+        assert scn.for_json_file(sc, prep.raw) is sc and sc.output.per_agent == mode
+    out = tmp_path / "auto.json"
+    assert main(["run", *SMALL, "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "auto.agents.npz" in err and "output.per_agent = 'auto'" in err
+    auto = json.loads(out.read_text())
+    assert auto["scenario"]["output"]["per_agent"] == "npz"
+    assert auto["agents"] == [] and auto["per_agent"]["file"] == "auto.agents.npz"
+    cols = per_agent.read(tmp_path / "auto.agents.npz")
+    assert cols["payment"].tolist() == full["payments"]
+    # the same K through the Python API (as in a sweep): the agents array
+    import edgesim
+
+    res = edgesim.run(None, SMALL[1::2])
+    assert res["scenario"]["output"]["per_agent"] == "json"
+    assert [a["payment"] for a in res["agents"]] == full["payments"]

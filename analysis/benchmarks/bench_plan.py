@@ -83,10 +83,12 @@ def cases(agents: int) -> list[dict]:
 
 
 def _load(case: dict):
-    """Return the case's Scenario: its file or table, with its ``--set`` overrides."""
+    """Return the case's Scenario: its file or table, with its ``--set`` overrides, as
+    ``edgesim run --json`` runs it (``output.per_agent = "auto"`` resolved for a JSON file)."""
     from edgesim import scenario
 
-    return scenario.load(case.get("table", case.get("path")), case["sets"])
+    prep = scenario.prepare(case.get("table", case.get("path")), case["sets"])
+    return scenario.for_json_file(scenario.load_prepared(prep), prep.raw)
 
 
 def write_run_files(result: dict, sim, path: str) -> None:

@@ -34,6 +34,7 @@ def cmd_run(args) -> int:
         return fail_input(errs.errors)
     except ScenarioError as err:
         return fail_input([err])
+    sc, auto_note = _auto_sidecar(sc, prep.raw, args.json)
     if prep.sweep is not None and not args.quiet:
         print(
             "edgesim: note: the [sweep] table is not used by `run` (this is the scenario without"
@@ -89,6 +90,8 @@ def cmd_run(args) -> int:
                     " the plan)",
                     file=sys.stderr,
                 )
+        if auto_note and not args.quiet:  # (a refused run prints its error line alone)
+            print(auto_note, file=sys.stderr)
         with progress.active(progress_bar(args, sc.name or "run")):
             result = run(sc, sim)
         sidecar = _sidecar(result, sim, args.json)
@@ -118,6 +121,25 @@ def cmd_run(args) -> int:
         if args.json:
             print(f"  JSON written to {args.json}")
     return 0
+
+
+def _auto_sidecar(sc, raw: dict, json_path: str | None) -> tuple:
+    """Return (``sc`` as the run writes it, a note for stderr or None): with ``--json``,
+    :func:`edgesim.scenario.for_json_file`, and the note when ``output.per_agent = "auto"``
+    chose the sidecar."""
+    from edgesim.scenario import schema
+
+    out = schema.for_json_file(sc, raw) if json_path else sc
+    if out is sc:
+        return sc, None
+    from edgesim.per_agent import sidecar_path
+
+    return out, (
+        f"edgesim: note: K = {sc.agents.count}: the per-agent results go to"
+        f" {sidecar_path(json_path, 'npz')} (output.per_agent = 'auto' writes the npz"
+        f" sidecar from K = {schema.AUTO_SIDECAR_FROM_K}; set it to 'json' for the JSON's"
+        " agents array)"
+    )
 
 
 def _npy_bytes(array) -> bytes:

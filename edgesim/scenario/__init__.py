@@ -46,16 +46,19 @@ from edgesim.scenario.loading import (
 from edgesim.scenario.plans import SweepPlan, SweepRun, load_sweep, run_id
 from edgesim.scenario.reference import reference_markdown, reference_rows
 from edgesim.scenario.schema import (
+    AUTO_SIDECAR_FROM_K,
     AgentsConfig,
     AuditConfig,
     BestResponseConfig,
     ModelConfig,
     OutputConfig,
     Scenario,
+    for_json_file,
 )
 from edgesim.scenario.validate import ensure_registered, from_dict, raise_errors
 
 __all__ = [
+    "AUTO_SIDECAR_FROM_K",
     "BUILTIN_MECHANISMS",
     "BUILTIN_STRATEGIES",
     "CLIPS_GRADIENTS",
@@ -83,6 +86,7 @@ __all__ = [
     "SweepRun",
     "describe",
     "ensure_registered",
+    "for_json_file",
     "from_dict",
     "load",
     "load_prepared",
