@@ -125,6 +125,8 @@ def segment_sum(
     Returns (K,) or (K, m), or (K, m, C); ``out`` (C-contiguous, that many elements in
     any shape) receives it, and is returned in that shape: the same bits either way.
     """
+    if out is not None and not out.flags.c_contiguous:
+        raise ValueError("segment_sum's out must be C-contiguous (a view of it is written)")
     sums = _segment_sum(values, starts, counts, weights, out)
     if out is None:
         return sums
@@ -138,7 +140,8 @@ def _segment_sum(values, starts, counts, weights, out):
     product can write there directly."""
     K, n = starts.size, values.shape[0]
     if n == 0 or K == 0:
-        return np.zeros((K,) + values.shape[1:])
+        columns = () if weights is None or weights.ndim == 1 else weights.shape[1:]
+        return np.zeros((K,) + values.shape[1:] + columns)
     c = int(counts[0])
     if c > 0 and c * K == n and counts.min() == counts.max():
         # Equal blocks: a batched product on the (K, c, m) view is faster than a sparse one.

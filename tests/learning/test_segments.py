@@ -62,6 +62,12 @@ def test_out_receives_the_bits_of_a_fresh_sum():
             assert got is out
             assert np.array_equal(out, want)
             assert np.isnan(buffer[[0, -1]]).all()
+    # no rows: zeros, in the shape of the sums (one per weight column)
+    empty = segment_sum(np.zeros((0, 5)), np.zeros(3, np.int64), np.zeros(3, np.int64),
+                        np.zeros((0, 2)), np.ones((3, 10)))  # fmt: skip
+    assert np.array_equal(empty, np.zeros((3, 10)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        segment_sum(values, starts, counts, weights, np.zeros((want.shape[1], starts.size)).T)
 
 
 def test_a_few_blocks_are_split_over_the_threads_the_caller_taking_the_first(monkeypatch):
