@@ -33,11 +33,26 @@ def is_constant(a: np.ndarray) -> bool:
 
 
 def take_rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Return ``a[rows]`` (``rows`` an index array): a :func:`constant` view when ``a`` is one
-    (no copy of one number m times), else numpy's gather."""
-    if is_constant(a):
+    """Return ``a[rows]`` (``rows`` an index array): a :func:`constant` view when ``a`` is an
+    int64 one (no copy of one number m times), else numpy's gather."""
+    if is_constant(a) and a.dtype == np.int64:
         return constant(rows.size, int(a[0]))
     return a[rows]
+
+
+def total(a: np.ndarray) -> int:
+    """Return the sum of the int64 array ``a``: one product for a view of one number."""
+    if a.dtype != np.int64:
+        raise TypeError(f"total() sums int64 arrays, got {a.dtype}")
+    return int(a[0]) * a.size if is_constant(a) else int(a.sum())
+
+
+def all_equal(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is the same (True when empty); at once for a view of
+    one number."""
+    if a.size == 0 or is_constant(a):
+        return True
+    return bool((a == a.flat[0]).all())
 
 
 def squeezed(a: np.ndarray) -> np.ndarray:

@@ -213,7 +213,9 @@ class Model:
                 clip = None if norms is None else (norms[r0:r1], clip_norm)
                 st = starts[a0:a1] - r0
                 Xb = as_float64(Xa[r0:r1])
-                _, over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip, gb)
+                sums, over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip, gb)
+                if not np.may_share_memory(sums, gb):  # (the models write into gb)
+                    gb[:] = sums
                 if clipped is not None and over is not None:
                     clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
                 gb /= n_float[a0:a1, None]  # while the block is in cache

@@ -66,7 +66,7 @@ def gradient_threads() -> int:
     return min(8, usable_cpus())
 
 
-_POOL: dict[int, ThreadPoolExecutor] = {}
+_POOL: dict[int, ThreadPoolExecutor] = {}  # one pool, by gradient_threads() (EDGESIM_THREADS)
 
 
 def block_threads(n_blocks: int) -> int:
@@ -97,9 +97,10 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
     if threads == 1:
         work(0, n_blocks)
         return
-    pool = _POOL.get(threads)
-    if pool is None:  # the calling thread is the last of the ``threads``
-        pool = _POOL[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="edgesim-grad")
+    size = gradient_threads()  # one pool whatever the call's threads (it starts them as asked)
+    pool = _POOL.get(size)
+    if pool is None:  # the calling thread is the last of the threads
+        pool = _POOL[size] = ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
     chunks = range(chunk, n_blocks, chunk)
     futures = [pool.submit(work, lo, min(lo + chunk, n_blocks)) for lo in chunks]
     try:

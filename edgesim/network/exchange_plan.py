@@ -273,13 +273,14 @@ class ExchangePlanning:
         row[reached] = np.arange(reached.size)
         up = up_all.take(row[senders])
         begin = (down_through + up_offset)[senders]
-        first = self._first_packet_ns(begin, up_through[senders], up_sizes[senders], up.attempts)
+        through = up_through[senders]
+        first = self._first_packet_ns(begin, through, up_sizes[senders], up.attempts)
         resolved = self._wired_up(
             dev[senders],
             up_sizes[senders],
-            up_through[senders] + up.after_ns,
+            through + up.after_ns,
             up,
-            first + up.after_ns,
+            (through if first is None else first) + up.after_ns,
         )
         masks = (received, received, sending, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
@@ -315,14 +316,15 @@ class ExchangePlanning:
         out = tail + last_air
         return np.maximum(out, through, out=out)
 
-    def _first_packet_ns(self, begin, through, sizes: np.ndarray, attempts) -> np.ndarray:
+    def _first_packet_ns(self, begin, through, sizes: np.ndarray, attempts) -> np.ndarray | None:
         """Return when each message's first packet has left the radio (int64 ns): its last
         transmission took (through - begin) / attempts, and its first packet P / S of that
-        (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest."""
+        (:meth:`~edgesim.network.topology.BackhaulConfig.packet`), before the rest. None when
+        every message is one packet: its first packet leaves with its last, at ``through``."""
         sizes, backhaul = squeezed(sizes), self.net.topology.backhaul
         packet = backhaul.packet(sizes)
-        if backhaul.one_packet(sizes, packet):  # the first packet is the whole message
-            return through  # (itself: the callers make new arrays of it)
+        if backhaul.one_packet(sizes, packet):
+            return None
         rest = (sizes - packet) / np.maximum(sizes, 1)
         span = through - begin
         span //= attempts
@@ -370,7 +372,7 @@ class ExchangePlanning:
         first = self._first_packet_ns(begin, through, sizes, up.attempts)
         after = up.after_ns
         at_ap = through + after
-        return self._wired_up(dev, sizes, at_ap, up, at_ap if first is through else first + after)
+        return self._wired_up(dev, sizes, at_ap, up, at_ap if first is None else first + after)
 
     def _wired_up(
         self, dev: np.ndarray, sizes: np.ndarray, at_ap: np.ndarray, up, head_ns: np.ndarray

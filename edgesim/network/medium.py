@@ -54,7 +54,7 @@ import sys
 
 import numpy as np
 
-from edgesim.arrays import is_constant
+from edgesim.arrays import all_equal  # noqa: F401  (re-exported: tests read medium.all_equal)
 
 DISCIPLINES = ("dedicated", "fifo", "ps")
 
@@ -383,14 +383,6 @@ def _efficiency_table(efficiency, n: int) -> np.ndarray:
         table = np.array([0.0] + [float(efficiency(k)) for k in range(1, 2 * n + 2)])
         _TABLES[key] = table
     return table
-
-
-def all_equal(a: np.ndarray) -> bool:
-    """Whether every element of ``a`` is the same (True when empty); at once for a
-    :func:`~edgesim.arrays.constant` view of one number."""
-    if a.size == 0 or is_constant(a):
-        return True
-    return bool((a == a.flat[0]).all())
 
 
 def contention_ns(

@@ -36,7 +36,7 @@ import simpy
 from simpy.events import NORMAL
 
 from edgesim import progress
-from edgesim.arrays import column, is_constant, take_rows
+from edgesim.arrays import column, take_rows, total
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
@@ -172,13 +172,13 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             up = plan.up
             everyone = plan.sending.all()  # every recipient sent (the common case)
             senders = None if everyone else np.flatnonzero(plan.sending)
-            bytes_down = _total(column(down_bytes, m))
+            bytes_down = total(column(down_bytes, m))
             if plan.down_copies is not None:  # a broadcast: one copy per cell
                 bytes_down = plan.down_copies * int(down_bytes)
             sent_up = np.asarray(up_bytes, dtype=np.int64)
             if not everyone:
                 sent_up = take_rows(sent_up, senders)
-            bytes_up = _total(sent_up)
+            bytes_up = total(sent_up)
             up_transmissions = up.transmissions
             retrans = plan.down_retransmissions + up_transmissions - len(up)
             lost = plan.down_lost + up.dropped
@@ -345,8 +345,3 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         downlink, computation, uplink and waiting (the JSON ``sim_time_s``;
         :mod:`edgesim.network.round_time`)."""
         return {**self.trace.time_by_phase(), "by_direction": self.round_times.seconds()}
-
-
-def _total(a: np.ndarray) -> int:
-    """Return the sum of the int64 array ``a`` (one product for a :func:`constant` view)."""
-    return int(a[0]) * a.size if is_constant(a) else int(a.sum())

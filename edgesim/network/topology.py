@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.arrays import column, constant
+from edgesim.arrays import all_equal, column, constant
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
-from edgesim.network.medium import all_equal, finish_ns
+from edgesim.network.medium import finish_ns
 
 if TYPE_CHECKING:  # networkx takes about 0.15 s to import: only where a graph is built
     import networkx as nx

@@ -88,3 +88,13 @@ def test_a_few_blocks_are_split_over_the_threads_the_caller_taking_the_first(mon
 
     with pytest.raises(ValueError, match="a worker's error"):
         segments.in_threads(fails, 13)
+
+
+def test_one_thread_pool_whatever_the_block_count(monkeypatch):
+    monkeypatch.setenv("EDGESIM_THREADS", "3")
+    monkeypatch.setattr(segments, "_POOL", {})
+    for n_blocks in range(1, 12):
+        segments.in_threads(lambda lo, hi: None, n_blocks)
+    assert list(segments._POOL) == [3]
+    assert segments._POOL[3]._max_workers == 2  # and the calling thread
+    segments._POOL[3].shutdown()

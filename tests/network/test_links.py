@@ -459,3 +459,12 @@ def test_bad_channel_exits_2_naming_the_key(tmp_path, capsys):
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "network.radio.channel_mhz" in err[0] and "20" in err[0], err
+
+
+def test_an_airtime_that_is_no_int64_is_refused():
+    from edgesim.network.links import _airtime_ns
+
+    assert _airtime_ns(np.array([1000], dtype=np.int64), 8e6).tolist() == [1_000_000]
+    for size, rate in (([1], 0.0), ([-1], 0.0), ([0], 0.0)):  # +inf, -inf, NaN
+        with pytest.raises(ValueError, match="int64 ns"):
+            _airtime_ns(np.array(size, dtype=np.int64), rate)

@@ -1,0 +1,31 @@
+"""Views of one number and what reads them (edgesim/arrays.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgesim import arrays
+
+
+def test_a_constant_view_reads_as_the_full_column():
+    full = np.full(5, 7, dtype=np.int64)
+    view = arrays.constant(5, 7)
+    assert arrays.is_constant(view) and not arrays.is_constant(full)
+    rows = np.array([4, 0, 2])
+    for a in (view, full):
+        assert np.array_equal(arrays.take_rows(a, rows), full[rows])
+        assert arrays.total(a) == 35
+        assert arrays.all_equal(a)
+        assert np.array_equal(arrays.squeezed(a), a[:1] if a is view else a)
+    assert arrays.is_constant(arrays.take_rows(view, rows))  # no copy of one number
+    assert not arrays.all_equal(np.array([1, 2], dtype=np.int64))
+    assert arrays.all_equal(np.zeros(0))
+
+
+def test_a_float_view_keeps_its_values():
+    """Only int64 views are rebuilt as constant(); a float one is gathered as it is."""
+    half = np.broadcast_to(2.5, (4,))
+    assert arrays.take_rows(half, np.array([0, 3])).tolist() == [2.5, 2.5]
+    with pytest.raises(TypeError, match="int64"):
+        arrays.total(half)
