@@ -85,9 +85,10 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
 
     numpy releases the GIL in the blocks' products and copies, so the agents' gradients
     (the largest cost of a run at K = 10^6 and beyond, and of FFL's many exchanges at
-    K = 10^4) use every core. The calling thread takes the first task itself. Each
-    block's result depends on that block only: any split gives the same bits. Returns
-    nothing; a worker's exception is raised here.
+    K = 10^4) use every core. The calling thread is one of the threads: it and the pool's
+    workers take the tasks in turn until none is left. Each block's result depends on
+    that block only: any split gives the same bits. Returns nothing; a worker's
+    exception is raised here.
     """
     if chunk is None:
         threads = block_threads(n_blocks)
@@ -101,10 +102,20 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
     pool = _POOL.get(size)
     if pool is None:  # the calling thread is the last of the threads
         pool = _POOL[size] = ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
-    chunks = range(chunk, n_blocks, chunk)
-    futures = [pool.submit(work, lo, min(lo + chunk, n_blocks)) for lo in chunks]
+    tasks = iter(range(0, n_blocks, chunk))
+    taking = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with taking:
+                lo = next(tasks, None)
+            if lo is None:
+                return
+            work(lo, min(lo + chunk, n_blocks))
+
+    futures = [pool.submit(drain) for _ in range(min(threads, -(-n_blocks // chunk)) - 1)]
     try:
-        work(0, min(chunk, n_blocks))
+        drain()
     finally:
         wait(futures)  # every task has ended before this returns or raises
     for f in futures:

@@ -70,17 +70,27 @@ def test_out_receives_the_bits_of_a_fresh_sum():
         segment_sum(values, starts, counts, weights, np.zeros((want.shape[1], starts.size)).T)
 
 
-def test_a_few_blocks_are_split_over_the_threads_the_caller_taking_the_first(monkeypatch):
+def test_a_few_blocks_are_split_over_the_threads_the_caller_among_them(monkeypatch):
     monkeypatch.setenv("EDGESIM_THREADS", "2")
     assert segments.block_threads(segments.THREAD_MIN_BLOCKS - 1) == 1
     assert segments.block_threads(segments.THREAD_MIN_BLOCKS) == 2
     import threading
+    import time
 
     calls = []
     segments.in_threads(lambda lo, hi: calls.append((lo, hi, threading.get_ident())), 13)
     assert sorted(c[:2] for c in calls) == [(0, 7), (7, 13)]  # ceil(13 / 2) blocks a task
-    assert [c[2] for c in calls if c[0] == 0] == [threading.get_ident()]
-    assert [c[2] for c in calls if c[0] == 7] != [threading.get_ident()]
+
+    def slow(lo, hi):  # many tasks: the caller keeps taking them, not only the first
+        time.sleep(0.002)
+        calls.append((lo, hi, threading.get_ident()))
+
+    calls.clear()
+    monkeypatch.setattr(segments, "THREAD_CHUNK_BLOCKS", 1)
+    segments.in_threads(slow, 40)
+    assert sorted(c[:2] for c in calls) == [(i, i + 1) for i in range(40)]
+    mine = sum(c[2] == threading.get_ident() for c in calls)
+    assert 5 <= mine <= 35, mine  # about half each (before: the caller took only the first)
 
     def fails(lo, hi):
         if lo > 0:
