@@ -43,7 +43,11 @@ c distinct pairs (equal messages arriving together are one pair; with an
 first-come server would); ``fifo`` with R > 1 walks the group's messages with
 a heap of R servers. The walks of 32 messages or more run compiled
 (:mod:`edgesim.network.compiled_walks`: the same operations in the same order,
-so the same bits), every group of a call in one compiled call.
+so the same bits), every group of a call in one compiled call. A compiled
+``ps`` call also orders its messages itself: it counts them into their groups
+and sorts each group alone (by counting, when the group holds few distinct
+(arrival, work) pairs, as an exchange's cells do), rather than sorting every
+message of the call by (group, arrival, work).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from __future__ import annotations
 import heapq
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -190,7 +195,14 @@ def _processor_sharing(
     arrive: np.ndarray, work: np.ndarray, group: np.ndarray, efficiency=None
 ) -> np.ndarray:
     """Egalitarian processor sharing per group (see the module docstring), each medium with
-    n in service delivering ``efficiency(n)`` of its lone rate (None: all of it)."""
+    n in service delivering ``efficiency(n)`` of its lone rate (None: all of it).
+    A call of 32 messages or more runs compiled, counting the messages into their groups
+    rather than sorting them all (:func:`_ps_compiled`), when the group names span at most
+    a few times the messages."""
+    if _compiled(arrive.size):
+        low, high = int(group.min()), int(group.max())
+        if high - low <= 4 * arrive.size:
+            return _ps_compiled(arrive, work, group - low, high - low + 1, efficiency)
     order = _order(group, arrive, work, stable=False)  # equal messages finish together
     a, w, g = arrive[order], work[order], group[order]
     bounds = _segments(g)
@@ -208,6 +220,45 @@ def _processor_sharing(
     out = np.empty_like(arrive)
     out[order] = done
     return out
+
+
+def _ps_compiled(
+    arrive: np.ndarray, work: np.ndarray, group: np.ndarray, groups: int, efficiency=None
+) -> np.ndarray:
+    """:func:`_processor_sharing` of messages whose ``group`` is 0 .. ``groups`` - 1, by
+    :func:`edgesim.network.compiled_walks.ps_grouped` (the same bits). Returns int64 ns."""
+    from edgesim.network.compiled_walks import ps_grouped
+
+    counts = np.bincount(group, minlength=groups)
+    if efficiency is None and all_equal(arrive) and all_equal(work):
+        return arrive + counts[group] * work  # N equal messages together: all through at a + N w
+    busiest = int(counts.max())
+    n = np.arange(busiest + 1)
+    if efficiency is None:
+        slowness = n.astype(np.float64)
+    else:
+        slowness = np.zeros(busiest + 1)
+        slowness[1:] = n[1:] / np.asarray(efficiency(n[1:]), dtype=np.float64)
+    # numba sorts a few hundred messages faster than numpy, a large group slower
+    order = _order(group, arrive, work, stable=False) if busiest > 256 else np.empty(0, np.int64)
+    ints, floats = _scratch(arrive.size)
+    return ps_grouped(
+        arrive, work, group, counts, slowness, efficiency is not None, order, ints, floats
+    )
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the compiled walk's scratch arrays for ``m`` messages, int64 (8, >= m) and
+    float64 (3, >= m): kept from call to call (one set per thread) and grown by doubling,
+    so a large exchange does not fault in fresh pages on every call."""
+    held = getattr(_SCRATCH, "arrays", None)
+    if held is None or held[0].shape[1] < m:
+        size = max(m, 2 * held[0].shape[1] if held is not None else 0)
+        held = _SCRATCH.arrays = (np.empty((8, size), dtype=np.int64), np.empty((3, size)))
+    return held
 
 
 def _ps_together(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) -> np.ndarray:

@@ -173,6 +173,41 @@ def test_compiled_walks_are_the_python_walks_bit_for_bit(monkeypatch):
         assert np.array_equal(answers[0][1], answers[1][1])
 
 
+@pytest.mark.parametrize("shape", ["few pairs", "many pairs", "one large group", "sparse names"])
+def test_grouped_compiled_processor_sharing_is_the_python_walk_bit_for_bit(shape, monkeypatch):
+    # many cells in one call, in any order, as an exchange's uplinks: the compiled call counts
+    # the messages into their cells and sorts each (by counting when it holds few distinct
+    # (arrival, work) pairs), and gives the Python walk's bits; cells whose messages all
+    # arrive together carry, with an efficiency, one float running sum across them
+    from edgesim.network import medium
+    from edgesim.network.access.round_robin import RbgFloorEfficiency
+
+    rng = np.random.default_rng(23)
+    for trial in range(24):
+        cells = 1 if shape == "one large group" else int(rng.integers(5, 60))
+        m = int(rng.integers(300, 1500)) if shape == "one large group" else cells * 30
+        g = rng.integers(0, cells, m)
+        if shape == "sparse names":
+            g = g * 10 * m + 7  # names too far apart to count into: the sorting path
+        values = 3 if shape == "few pairs" else 10**4
+        a = rng.integers(0, values, m) * 1000
+        w = rng.integers(0, values, m) * 500 + (trial % 2)  # even trials: some works are 0
+        if trial % 4 == 1:
+            w *= 10**7  # large sums, whose float rounding the running sum must repeat
+        together = rng.random(cells) < 0.4
+        a[together[g % cells]] = 5_000  # whole cells arriving together
+        efficiency = RbgFloorEfficiency(int(rng.integers(1, 25))) if trial % 3 else None
+        answers = []
+        for compiled in (False, True):
+            monkeypatch.setattr(medium, "_compiled", lambda n, c=compiled: c)
+            answers.append(finish_ns(a, w, group=g, efficiency=efficiency))
+        assert np.array_equal(answers[0], answers[1])
+    # equal messages on every cell: a + N w per cell, with no walk
+    g = rng.integers(0, 40, 2_000)
+    got = finish_ns(np.full(2_000, 9), np.full(2_000, 4), group=g)
+    assert np.array_equal(got, 9 + 4 * np.bincount(g)[g])
+
+
 def test_compiled_contention_is_the_python_walk_bit_for_bit(monkeypatch):
     # a Wi-Fi cell's walk of both directions: the compiled one is the Python one
     from edgesim.network import medium
