@@ -12,7 +12,7 @@ edgesim's side, per configuration (standard, MCS, N devices, S bytes, mode):
   ``transport = "tcp"``, ``model_bytes`` = S - 64, no compute time, the access
   point co-located with the server), its simulated time;
 - ``uplink`` / ``downlink``: the same cell's medium alone
-  (:func:`edgesim.network.medium.contention_ns` with Bianchi's efficiency, the
+  (:func:`edgesim.network.contention.contention_ns` with Bianchi's efficiency, the
   receivers' TCP ACKs contending too, slow start's small A-MPDUs
   (:meth:`edgesim.network.wifi.WifiMac.slow_start_factor`) and TCP's start-up,
   :func:`edgesim.network.transport.tcp_extra_ns`, slow start timed at 1/N of the
@@ -46,7 +46,7 @@ import numpy as np
 
 from analysis import common
 from edgesim.network.access import Wifi, WifiOptions
-from edgesim.network.medium import contention_ns
+from edgesim.network.contention import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.transport import tcp_extra_ns
 from edgesim.network.wifi import TCP_BACKLOG

@@ -97,7 +97,11 @@ def warm_compiled() -> None:
     try:
         medium.finish_ns(a, w, None, "ps")
         medium.finish_ns(a, w, None, "fifo", servers=2)
-        medium.contention_ns(a, w, w, w, np.ones(3, bool), lambda n: 1.0)
+        try:  # (a Wi-Fi cell's walk moved out of medium in 2026-11)
+            from edgesim.network.contention import contention_ns
+        except ImportError:
+            contention_ns = medium.contention_ns
+        contention_ns(a, w, w, w, np.ones(3, bool), lambda n: 1.0)
     finally:
         medium.COMPILED_FROM = old
 

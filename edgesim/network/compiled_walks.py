@@ -242,7 +242,7 @@ def _replace_least(heap, value):
 @njit(cache=True, nogil=True)
 def contention(down_arrive, down_work, up_offset, up_work, sends, efficiency):
     """One contended medium carrying both directions of an exchange (a Wi-Fi cell): the walk
-    of :func:`edgesim.network.medium.contention_ns`, its operations in its order.
+    of :func:`edgesim.network.contention.contention_ns`, its operations in its order.
 
     Int64 ns arrays aligned with the downlink messages; ``sends`` (bool): whether each
     device replies; ``efficiency[n]``: the medium's delivery with n contenders (n >= 1).

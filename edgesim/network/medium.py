@@ -59,7 +59,7 @@ import threading
 
 import numpy as np
 
-from edgesim.arrays import all_equal  # noqa: F401  (re-exported: tests read medium.all_equal)
+from edgesim.arrays import all_equal
 
 DISCIPLINES = ("dedicated", "fifo", "ps")
 
@@ -167,7 +167,7 @@ def _fifo_one(arrive: np.ndarray, work: np.ndarray, group: np.ndarray) -> np.nda
 def _fifo_many(arrive: np.ndarray, work: np.ndarray, group: np.ndarray, R: int) -> np.ndarray:
     """R servers per group, first come first served: each message takes the first free server."""
     order = _order(group, arrive)
-    if _compiled(arrive.size):
+    if runs_compiled(arrive.size):
         from edgesim.network.compiled_walks import fifo_walks
 
         bounds = _segments(group[order])
@@ -199,7 +199,7 @@ def _processor_sharing(
     A call of 32 messages or more runs compiled, counting the messages into their groups
     rather than sorting them all (:func:`_ps_compiled`), when the group names span at most
     a few times the messages."""
-    if _compiled(arrive.size):
+    if runs_compiled(arrive.size):
         low, high = int(group.min()), int(group.max())
         if high - low <= 4 * arrive.size:
             return _ps_compiled(arrive, work, group - low, high - low + 1, efficiency)
@@ -298,7 +298,7 @@ def _ps_staggered(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) 
     several messages are walked (:func:`_ps_walks`). With an ``efficiency``
     the medium's rate depends on its load, so each group is walked whole.
     """
-    if _compiled(a.size):
+    if runs_compiled(a.size):
         from edgesim.network.compiled_walks import ps_staggered
 
         bounds = _segments(g)
@@ -363,7 +363,7 @@ def _running_max(v: np.ndarray, run: np.ndarray) -> np.ndarray:
 COMPILED_FROM = 32
 
 
-def _compiled(messages: int) -> bool:
+def runs_compiled(messages: int) -> bool:
     """Whether a walk of ``messages`` runs compiled (:data:`COMPILED_FROM`)."""
     return messages >= COMPILED_FROM or "edgesim.network.compiled_walks" in sys.modules
 
@@ -418,108 +418,3 @@ def _ps_heap(arrivals: list, works: list, counts: list, efficiency=None) -> list
             through[c] = t
             n -= counts[c]
     return through
-
-
-_TABLES: dict = {}
-
-
-def _efficiency_table(efficiency, n: int) -> np.ndarray:
-    """Return [0, efficiency(1), ..., efficiency(n)] (float64), each value what the scalar call
-    returns, kept per function (a bound method: per object) and grown as needed."""
-    key = (getattr(efficiency, "__self__", None), getattr(efficiency, "__func__", efficiency))
-    table = _TABLES.get(key)
-    if table is None or table.size <= n:
-        if len(_TABLES) >= 8:
-            _TABLES.clear()
-        table = np.array([0.0] + [float(efficiency(k)) for k in range(1, 2 * n + 2)])
-        _TABLES[key] = table
-    return table
-
-
-def contention_ns(
-    down_arrive_ns: np.ndarray,
-    down_work_ns: np.ndarray,
-    up_offset_ns: np.ndarray,
-    up_work_ns: np.ndarray,
-    sends: np.ndarray,
-    efficiency,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One contended medium carrying both directions of an exchange (a Wi-Fi cell).
-
-    The access point is one contender whose queue holds the downlink
-    messages; each device with an uplink message is another. Contenders get
-    equal shares of the medium; with n of them the medium delivers
-    ``efficiency(n)`` of what one contender alone gets (Bianchi's saturation
-    throughput over its value at n = 1), so an uplink message progresses at
-    efficiency(n) / n of its lone rate and each of the k queued downlink
-    messages at efficiency(n) / (n k). Downlink message i reaches the access
-    point at ``down_arrive_ns[i]`` and needs ``down_work_ns[i]`` alone; when
-    it is through, if ``sends[i]``, device i's reply joins the medium
-    ``up_offset_ns[i]`` later (the radio latency and timeouts, then the
-    compute time) and needs ``up_work_ns[i]``. Returns (downlink through,
-    uplink through) in int64 ns; the uplink of a device that does not send is
-    -1. An event walk: O(m log m) for m messages.
-    """
-    da = np.asarray(down_arrive_ns, dtype=np.int64)
-    dw = np.asarray(down_work_ns, dtype=np.int64)
-    uo = np.asarray(up_offset_ns, dtype=np.int64)
-    uw = np.asarray(up_work_ns, dtype=np.int64)
-    go = np.asarray(sends, dtype=bool)
-    m = da.size
-    if m and all_equal(da) and all_equal(dw) and all_equal(uo[go]) and all_equal(uw[go]):
-        # the round of equal messages: the access point alone sends all m downlinks
-        # (each at 1/m of its share), then the n repliers contend, all together
-        down_end = float(da[0]) + m * float(dw[0]) / efficiency(1)
-        up = np.full(m, -1, dtype=np.int64)
-        n = int(go.sum())
-        if n:
-            up[go] = round(down_end + float(uo[go][0]) + n * float(uw[go][0]) / efficiency(n))
-        return np.full(m, round(down_end), dtype=np.int64), up
-    if _compiled(m):
-        from edgesim.network.compiled_walks import contention
-
-        down, up = contention(da, dw, uo, uw, go, _efficiency_table(efficiency, m + 1))
-        return np.rint(down).astype(np.int64), np.rint(up).astype(np.int64)
-    da, dw, uo, uw, go = da.tolist(), dw.tolist(), uo.tolist(), uw.tolist(), go.tolist()
-    down_done = [0.0] * m
-    up_done = [-1.0] * m
-    arrivals = sorted((float(a), 0, i) for i, a in enumerate(da))  # (time, 0 = down / 1 = up, i)
-    heapq.heapify(arrivals)
-    down_tags: list[tuple[float, int]] = []
-    up_tags: list[tuple[float, int]] = []
-    served_down = served_up = 0.0  # the service every message of the class in service has had
-    t = arrivals[0][0] if arrivals else 0.0
-    inf = math.inf
-    while arrivals or down_tags or up_tags:
-        n_down, n_up = len(down_tags), len(up_tags)
-        contenders = n_up + (n_down > 0)
-        share = efficiency(contenders) / contenders if contenders else 0.0
-        rate_down = share / n_down if n_down else 0.0
-        leave_down = t + (down_tags[0][0] - served_down) / rate_down if n_down else inf
-        leave_up = t + (up_tags[0][0] - served_up) / share if n_up else inf
-        leave = min(leave_down, leave_up)
-        if arrivals and arrivals[0][0] <= leave:
-            when, c, i = heapq.heappop(arrivals)
-            served_down += (when - t) * rate_down
-            served_up += (when - t) * share
-            t = when
-            if c == 0:
-                heapq.heappush(down_tags, (served_down + dw[i], i))
-            else:
-                heapq.heappush(up_tags, (served_up + uw[i], i))
-            continue
-        served_down += (leave - t) * rate_down
-        served_up += (leave - t) * share
-        t = leave
-        if leave_down <= leave_up:
-            served_down, i = heapq.heappop(down_tags)
-            down_done[i] = t
-            if go[i]:
-                heapq.heappush(arrivals, (t + uo[i], 1, i))
-        else:
-            served_up, i = heapq.heappop(up_tags)
-            up_done[i] = t
-    return (
-        np.rint(np.asarray(down_done)).astype(np.int64),
-        np.rint(np.asarray(up_done)).astype(np.int64),
-    )

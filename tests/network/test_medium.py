@@ -129,7 +129,7 @@ def test_processor_sharing_walks_equal_an_independent_walk(compiled, monkeypatch
     # is through within a ns of a plain time-stepping walk of each medium
     from edgesim.network import medium
 
-    monkeypatch.setattr(medium, "_compiled", lambda n: compiled)
+    monkeypatch.setattr(medium, "runs_compiled", lambda n: compiled)
     rng = np.random.default_rng(5)
     for _ in range(20):
         m, groups = int(rng.integers(2, 40)), int(rng.integers(1, 4))
@@ -162,7 +162,7 @@ def test_compiled_walks_are_the_python_walks_bit_for_bit(monkeypatch):
         servers = int(rng.integers(1, 9))
         answers = []
         for compiled in (False, True):
-            monkeypatch.setattr(medium, "_compiled", lambda n, c=compiled: c)
+            monkeypatch.setattr(medium, "runs_compiled", lambda n, c=compiled: c)
             answers.append(
                 (
                     finish_ns(a, w, group=g, efficiency=efficiency),
@@ -199,34 +199,10 @@ def test_grouped_compiled_processor_sharing_is_the_python_walk_bit_for_bit(shape
         efficiency = RbgFloorEfficiency(int(rng.integers(1, 25))) if trial % 3 else None
         answers = []
         for compiled in (False, True):
-            monkeypatch.setattr(medium, "_compiled", lambda n, c=compiled: c)
+            monkeypatch.setattr(medium, "runs_compiled", lambda n, c=compiled: c)
             answers.append(finish_ns(a, w, group=g, efficiency=efficiency))
         assert np.array_equal(answers[0], answers[1])
     # equal messages on every cell: a + N w per cell, with no walk
     g = rng.integers(0, 40, 2_000)
     got = finish_ns(np.full(2_000, 9), np.full(2_000, 4), group=g)
     assert np.array_equal(got, 9 + 4 * np.bincount(g)[g])
-
-
-def test_compiled_contention_is_the_python_walk_bit_for_bit(monkeypatch):
-    # a Wi-Fi cell's walk of both directions: the compiled one is the Python one
-    from edgesim.network import medium
-
-    def efficiency(n):
-        return 1.0 / (1.0 + 0.037 * (n - 1))
-
-    rng = np.random.default_rng(2)
-    for trial in range(40):
-        m = int(rng.integers(2, 120))
-        down_at = np.zeros(m, dtype=np.int64) if trial % 3 == 0 else rng.integers(0, 10**6, m)
-        down_work, up_work = rng.integers(1, 10**5, m), rng.integers(1, 10**5, m)
-        up_offset, sends = rng.integers(0, 10**5, m), rng.random(m) < 0.8
-        answers = []
-        for compiled in (False, True):
-            monkeypatch.setattr(medium, "_compiled", lambda n, c=compiled: c)
-            answers.append(
-                medium.contention_ns(down_at, down_work, up_offset, up_work, sends, efficiency)
-            )
-        assert np.array_equal(answers[0][0], answers[1][0])
-        assert np.array_equal(answers[0][1], answers[1][1])
-        assert (answers[1][1][~sends] == -1).all() and (answers[1][1][sends] > 0).all()

@@ -1,4 +1,4 @@
-"""Wi-Fi cells (edgesim/network/wifi.py, medium.contention_ns): PHY arithmetic, Bianchi, contention."""
+"""Wi-Fi cells (edgesim/network/wifi.py, contention.contention_ns): PHY arithmetic, Bianchi, contention."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy.optimize import brentq
 from edgesim.cli import main
 from edgesim.config import resolved_options
 from edgesim.network.access import Wifi, WifiOptions
-from edgesim.network.medium import contention_ns
+from edgesim.network.contention import contention_ns
 from edgesim.network.radio import RadioConfig
 from edgesim.network.wifi import (
     SLOT_S,

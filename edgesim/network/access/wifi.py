@@ -4,7 +4,7 @@ The access point's queue holds the downlink, so it contends with its own
 devices (802.11 EDCA); the medium delivers, with n contenders, Bianchi's
 efficiency of n over that of one alone (:mod:`edgesim.network.wifi`, the
 802.11 PHY rates and MAC arithmetic), walked exchange by exchange by
-:func:`edgesim.network.medium.contention_ns`. The PHY rate comes from the
+:func:`edgesim.network.contention.contention_ns`. The PHY rate comes from the
 standard's MCS table (so the link model is ``'fixed'``), there are no
 resource blocks, and a broadcast goes at the multicast rate, unaggregated.
 Devices must be always on: churn within a contended exchange is not modelled.
@@ -20,7 +20,7 @@ import numpy as np
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network.access.base import AccessScheme
-from edgesim.network.medium import contention_ns
+from edgesim.network.contention import contention_ns
 from edgesim.network.wifi import STANDARDS, TCP_BACKLOG, WifiMac, phy_rate_bps
 
 
@@ -203,7 +203,7 @@ class Wifi(AccessScheme):
         """Schedule both directions on each cell's one medium (:meth:`AccessScheme.joint_ns`).
 
         The access point contends with its devices
-        (:func:`edgesim.network.medium.contention_ns`, with :meth:`efficiency`).
+        (:func:`edgesim.network.contention.contention_ns`, with :meth:`efficiency`).
         A broadcast's work is split evenly among its receivers, who share it
         and so all receive it when the whole is through.
         """
