@@ -102,6 +102,27 @@ class Design:
         return self.n_k.astype(np.float64)
 
     @cached_property
+    def block_parts(self) -> tuple | None:
+        """Return, per row block of a small design (at most :data:`KEPT_BLOCKS` blocks),
+        (its rows of ``Xa`` as float64 or None when stored in float32, its ``y``, its agents'
+        first rows relative to the block, their ``n_k`` and ``n_k_float`` as a column): the
+        slices every round's reports take, made once (a K = 2 search takes 80 000 rounds).
+        None for a larger design, whose blocks are sliced per round (no K-sized copy kept)."""
+        if len(self.blocks) > KEPT_BLOCKS:
+            return None
+        y, Xa, n_float = self.data.y, self.Xa, self.n_k_float
+        return tuple(
+            (
+                Xa[r0:r1] if Xa.dtype == np.float64 else None,
+                y[r0:r1],
+                self.starts[a0:a1] - r0,
+                self.n_k[a0:a1],
+                n_float[a0:a1, None],
+            )
+            for a0, a1, r0, r1 in self.blocks
+        )
+
+    @cached_property
     def row_norms(self) -> np.ndarray:
         """Return ||x_i|| of every training row of ``Xa`` (intercept included), shape (n,).
 
@@ -112,6 +133,10 @@ class Design:
         return by_row_blocks(
             Xa.shape[0], lambda sl: np.sqrt(np.einsum("ij,ij->i", *[as_float64(Xa[sl])] * 2))
         )
+
+
+#: :attr:`Design.block_parts` keeps the slices of designs of at most this many row blocks.
+KEPT_BLOCKS = 8
 
 
 def by_row_blocks(n: int, per_block) -> np.ndarray:

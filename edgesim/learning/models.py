@@ -184,7 +184,7 @@ class Model:
         each agent's row is computed exactly as for all K.
         """
         K = design.K
-        if agents is not None and np.any(agents[1:] <= agents[:-1]):  # not sorted: gather
+        if agents is not None and (agents[1:] <= agents[:-1]).any():  # not sorted: gather
             return np.take(self.agent_grads(w, design, clip_norm, clipped), agents, 0, out=out)
         if agents is not None and agents.size == K:  # sorted and distinct: all of them
             agents = None
@@ -199,9 +199,12 @@ class Model:
         if agents is not None:
             cuts = np.searchsorted(agents, [blk[0] for blk in blocks] + [K]).tolist()
 
+        parts = design.block_parts
+
         def some_blocks(first: int, last: int) -> None:
             for i in range(first, last):  # cache-sized blocks of agents, not a loop over agents
                 a0, a1, r0, r1 = blocks[i]
+                Xb, yb, st, nb, nfb = (None,) * 5 if parts is None else parts[i]
                 # a block whose agents are all asked for is computed in place
                 whole = cuts is None or cuts[i + 1] - cuts[i] == a1 - a0
                 if cuts is None:
@@ -211,14 +214,16 @@ class Model:
                 else:
                     gb = g[cuts[i] : cuts[i + 1]] if whole else np.empty((a1 - a0, w.size))
                 clip = None if norms is None else (norms[r0:r1], clip_norm)
-                st = starts[a0:a1] - r0
-                Xb = as_float64(Xa[r0:r1])
-                sums, over = self._agent_data_grads(w, Xb, y[r0:r1], st, n_k[a0:a1], clip, gb)
+                if parts is None:
+                    yb, st, nb, nfb = y[r0:r1], starts[a0:a1] - r0, n_k[a0:a1], n_float[a0:a1, None]
+                if Xb is None:
+                    Xb = as_float64(Xa[r0:r1])
+                sums, over = self._agent_data_grads(w, Xb, yb, st, nb, clip, gb)
                 if not np.may_share_memory(sums, gb):  # (the models write into gb)
                     gb[:] = sums
                 if clipped is not None and over is not None:
-                    clipped[a0:a1] = segment_sum(over.astype(float), st, n_k[a0:a1])
-                gb /= n_float[a0:a1, None]  # while the block is in cache
+                    clipped[a0:a1] = segment_sum(over.astype(float), st, nb)
+                gb /= nfb  # while the block is in cache
                 gb += reg
                 if not whole:
                     g[cuts[i] : cuts[i + 1]] = gb[agents[cuts[i] : cuts[i + 1]] - a0]

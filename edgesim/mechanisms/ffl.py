@@ -167,6 +167,7 @@ class _Path:
         ref = float(np.linalg.norm(g)) if complete else None
         P = 0.0
         t = 0
+        others = None  # made at the first report asked for, then asked of every round
         while True:
             converged = not complete or float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
             if t >= T2 and (not cfg.phase2_check or converged):
@@ -184,8 +185,10 @@ class _Path:
                 self.errors.unreported(g)
                 t += 1
                 break
+            if others is None:
+                others = self.others
             rep = yield Gather(
-                w_next, agents=self.others, ask=GradientAsk, phase="phase2", problem=k, round=t + 1
+                w_next, agents=others, ask=GradientAsk, phase="phase2", problem=k, round=t + 1
             )
             if rep.values is not None and rep.values.size:
                 norms = np.einsum("ij,ij->i", rep.values, rep.values)

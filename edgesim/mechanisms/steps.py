@@ -70,7 +70,7 @@ def descend(
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
         del r  # the replies can be large (K x p): not held while the next round is answered
-        if not np.all(np.isfinite(w)):
+        if not np.isfinite(w).all():
             return w, t + 1, True
     return w, rounds, False
 

@@ -70,6 +70,36 @@ def test_out_receives_the_bits_of_a_fresh_sum():
         segment_sum(values, starts, counts, weights, np.zeros((want.shape[1], starts.size)).T)
 
 
+def test_the_direct_sparse_kernel_gives_the_operators_bits(monkeypatch):
+    """Unequal blocks' sums go to scipy's CSR kernel directly: the bits of ``S @ values``
+    (the operator, used when the kernel is missing), signed zeros and cancellation included,
+    with and without ``out``; a non-contiguous or float32 ``values`` takes the operator."""
+    rng = np.random.default_rng(4)
+    for trial in range(40):
+        starts, counts = _blocks(rng.integers(0, 9, int(rng.integers(1, 12))))
+        n = int(counts.sum())
+        values = (
+            rng.standard_normal((n, int(rng.integers(1, 6))))
+            * 10.0 ** rng.integers(-8, 9, n)[:, None]
+        )
+        values[rng.random(values.shape) < 0.1] = -0.0
+        weights = rng.standard_normal(n)
+        weights[rng.random(n) < 0.1] = 0.0
+        if trial % 4 == 3:
+            values = values[:, ::-1]  # not C-contiguous: the operator
+        got = segment_sum(values, starts, counts, weights)
+        into = segment_sum(
+            values, starts, counts, weights, np.full((starts.size, values.shape[1]), 7.0)
+        )
+        monkeypatch.setattr(segments, "_csr_matvecs", lambda: None)  # the operator
+        want = segment_sum(values, starts, counts, weights)
+        monkeypatch.undo()
+        for sums in (got, into):
+            assert np.array_equal(sums, want)
+            assert np.array_equal(np.signbit(sums), np.signbit(want))
+    assert segments._csr_matvecs() is not None  # this scipy has the kernel: the direct path ran
+
+
 def test_a_few_blocks_are_split_over_the_threads_the_caller_among_them(monkeypatch):
     monkeypatch.setenv("EDGESIM_THREADS", "2")
     assert segments.block_threads(segments.THREAD_MIN_BLOCKS - 1) == 1
