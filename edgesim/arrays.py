@@ -10,6 +10,7 @@ numbers as a full column, with fewer passes over K agents.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -70,6 +71,15 @@ def column(x, m: int) -> np.ndarray:
             return x
         if x.shape == (1,):
             return constant(m, int(x[0]))
-    if np.ndim(x) == 0:
+    if isinstance(x, (int, np.integer)) or np.ndim(x) == 0:
         return constant(m, int(x))
     return np.broadcast_to(np.asarray(x, dtype=np.int64), (m,))
+
+
+def norm2(v: np.ndarray) -> float:
+    """Return the Euclidean norm of the float64 vector ``v`` (a float): the operations of
+    ``numpy.linalg.norm`` (the square root of the ravelled vector's dot product with itself,
+    so the same bits) without its dispatch, about 3 us a call that FFL's Phase II makes
+    three times an exchange."""
+    x = v.ravel(order="K")
+    return math.sqrt(float(x.dot(x)))

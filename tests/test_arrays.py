@@ -29,3 +29,17 @@ def test_a_float_view_keeps_its_values():
     assert arrays.take_rows(half, np.array([0, 3])).tolist() == [2.5, 2.5]
     with pytest.raises(TypeError, match="int64"):
         arrays.total(half)
+
+
+def test_norm2_is_numpys_norm_bit_for_bit():
+    """norm2 repeats numpy.linalg.norm's operations: the same float on contiguous and strided
+    vectors of any scale, and NaN / inf as numpy gives them."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        v = rng.standard_normal(int(rng.integers(1, 400))) * 10.0 ** rng.integers(-150, 150)
+        for x in (v, v[::3], v[::-1]):
+            assert arrays.norm2(x) == float(np.linalg.norm(x))
+    assert np.isnan(arrays.norm2(np.array([1.0, np.nan])))
+    assert arrays.norm2(np.array([np.inf, 1.0])) == np.inf
+    assert arrays.norm2(np.zeros(0)) == 0.0
+    assert arrays.column(np.int64(7), 3).tolist() == [7, 7, 7]

@@ -177,7 +177,8 @@ def _segment_sum(values, starts, counts, weights, out):
     if weights.ndim == 1:
         return _product(S, values, out)
     sums = _product(S, values, None)
-    return np.moveaxis(sums.reshape((C, K) + values.shape[1:]), 0, -1)
+    sums = sums.reshape((C, K) + values.shape[1:])
+    return sums.transpose(tuple(range(1, sums.ndim)) + (0,))  # (numpy.moveaxis, without its checks)
 
 
 #: Block indicators kept for reuse (a round's segment sums repeat the same blocks), per

@@ -81,6 +81,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgesim import theory
+from edgesim.arrays import norm2
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
 from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.payment_error import PathError, finite_max, phase1_error, truncation_error
@@ -164,7 +165,7 @@ class _Path:
         mu_k = weight * ctx.mu
         w, g = w_star, g0
         complete = complete0
-        ref = float(np.linalg.norm(g)) if complete else None
+        ref = norm2(g) if complete else None
         P = 0.0
         t = 0
         others = None  # made at the first report asked for, then asked of every round
@@ -206,7 +207,7 @@ class _Path:
                 break
             self.errors.step(g, g_next)
             if complete:
-                norm = float(np.linalg.norm(g_next))
+                norm = norm2(g_next)
                 if ref is None:
                     ref = norm
                 elif norm > GROWTH * ref and norm > self.floor:

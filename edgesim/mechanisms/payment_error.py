@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgesim.arrays import norm2
+
 ERROR_MARGIN = 2.0  # the discretisation estimate is this many times its leading-order term
 
 
@@ -108,10 +110,10 @@ class PathError:
         if self.pending is not None:
             g0, y0, n0, c0, nu0 = self.pending
             q = eta * abs(float(g0 @ y) - float(g @ y0))
-            denom = eta * float(np.linalg.norm(g0 + g)) / 2.0 * eta * abs(float(g @ y0))
+            denom = eta * norm2(g0 + g) / 2.0 * eta * abs(float(g @ y0))
             nu = q / denom if denom > 0 else 0.0
             self._close(n0, c0, nu if nu0 is None else max(nu0, nu))
-        n = eta * float(np.linalg.norm(g))
+        n = eta * norm2(g)
         if n > 0:
             self.curvature = max(self.curvature, -dy / (n * n))
         self.pending = (g, y, n, abs(dy), nu)
