@@ -233,18 +233,24 @@ def _ps_compiled(
     if efficiency is None and all_equal(arrive) and all_equal(work):
         return arrive + counts[group] * work  # N equal messages together: all through at a + N w
     busiest = int(counts.max())
-    n = np.arange(busiest + 1)
-    if efficiency is None:
-        slowness = n.astype(np.float64)
-    else:
-        slowness = np.zeros(busiest + 1)
-        slowness[1:] = n[1:] / np.asarray(efficiency(n[1:]), dtype=np.float64)
+    slowness = _slowness(busiest, efficiency)
     # numba sorts a few hundred messages faster than numpy, a large group slower
     order = _order(group, arrive, work, stable=False) if busiest > 256 else np.empty(0, np.int64)
     ints, floats = _scratch(arrive.size)
     return ps_grouped(
         arrive, work, group, counts, slowness, efficiency is not None, order, ints, floats
     )
+
+
+def _slowness(busiest: int, efficiency=None) -> np.ndarray:
+    """Return the compiled walks' table of ns per unit of service with n = 0 .. ``busiest``
+    messages in service (float64): n, or n / efficiency(n) (0 for n = 0)."""
+    n = np.arange(busiest + 1)
+    if efficiency is None:
+        return n.astype(np.float64)
+    slowness = np.zeros(busiest + 1)
+    slowness[1:] = n[1:] / np.asarray(efficiency(n[1:]), dtype=np.float64)
+    return slowness
 
 
 _SCRATCH = threading.local()
@@ -302,13 +308,7 @@ def _ps_staggered(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) 
         from edgesim.network.compiled_walks import ps_staggered
 
         bounds = _segments(g)
-        busiest = int(np.diff(bounds).max())
-        n = np.arange(busiest + 1)
-        if efficiency is None:
-            slowness = n.astype(np.float64)
-        else:
-            slowness = np.zeros(busiest + 1)
-            slowness[1:] = n[1:] / np.asarray(efficiency(n[1:]), dtype=np.float64)
+        slowness = _slowness(int(np.diff(bounds).max()), efficiency)
         return np.rint(ps_staggered(a, w, bounds, slowness, efficiency is None)).astype(np.int64)
     first = _starts(g)
     if efficiency is None:
