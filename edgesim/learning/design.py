@@ -101,26 +101,26 @@ class Design:
         int64 divisor is cast to float64 by the division itself: the same quotients)."""
         return self.n_k.astype(np.float64)
 
+    def block_part(self, i: int) -> tuple:
+        """Return what every round's reports take of row block ``i``: (its ``y``, its agents'
+        first rows relative to the block (int64), their ``n_k``, and ``n_k_float`` as a
+        column)."""
+        a0, a1, r0, r1 = self.blocks[i]
+        return (
+            self.data.y[r0:r1],
+            self.starts[a0:a1] - r0,
+            self.n_k[a0:a1],
+            self.n_k_float[a0:a1, None],
+        )
+
     @cached_property
     def block_parts(self) -> tuple | None:
-        """Return, per row block of a small design (at most :data:`KEPT_BLOCKS` blocks),
-        (its rows of ``Xa`` as float64 or None when stored in float32, its ``y``, its agents'
-        first rows relative to the block, their ``n_k`` and ``n_k_float`` as a column): the
-        slices every round's reports take, made once (a K = 2 search takes 80 000 rounds).
-        None for a larger design, whose blocks are sliced per round (no K-sized copy kept)."""
+        """Return :meth:`block_part` of every block of a small design (at most
+        :data:`KEPT_BLOCKS` blocks), made once (a K = 2 search takes 80 000 rounds); None for
+        a larger design, whose blocks are sliced per round (no K-sized copy kept)."""
         if len(self.blocks) > KEPT_BLOCKS:
             return None
-        y, Xa, n_float = self.data.y, self.Xa, self.n_k_float
-        return tuple(
-            (
-                Xa[r0:r1] if Xa.dtype == np.float64 else None,
-                y[r0:r1],
-                self.starts[a0:a1] - r0,
-                self.n_k[a0:a1],
-                n_float[a0:a1, None],
-            )
-            for a0, a1, r0, r1 in self.blocks
-        )
+        return tuple(self.block_part(i) for i in range(len(self.blocks)))
 
     @cached_property
     def row_norms(self) -> np.ndarray:

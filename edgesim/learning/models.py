@@ -190,9 +190,8 @@ class Model:
             agents = None
         m = K if agents is None else agents.size
         g = np.empty((m, w.size)) if out is None else out
-        Xa, y, starts, n_k = design.Xa, design.data.y, design.starts, design.n_k
+        Xa = design.Xa
         norms = design.row_norms if clip_norm is not None else None
-        n_float = design.n_k_float
         reg = self.l2 * w
         blocks = design.blocks
         cuts = None
@@ -204,7 +203,7 @@ class Model:
         def some_blocks(first: int, last: int) -> None:
             for i in range(first, last):  # cache-sized blocks of agents, not a loop over agents
                 a0, a1, r0, r1 = blocks[i]
-                Xb, yb, st, nb, nfb = (None,) * 5 if parts is None else parts[i]
+                yb, st, nb, nfb = design.block_part(i) if parts is None else parts[i]
                 # a block whose agents are all asked for is computed in place
                 whole = cuts is None or cuts[i + 1] - cuts[i] == a1 - a0
                 if cuts is None:
@@ -214,11 +213,9 @@ class Model:
                 else:
                     gb = g[cuts[i] : cuts[i + 1]] if whole else np.empty((a1 - a0, w.size))
                 clip = None if norms is None else (norms[r0:r1], clip_norm)
-                if parts is None:
-                    yb, st, nb, nfb = y[r0:r1], starts[a0:a1] - r0, n_k[a0:a1], n_float[a0:a1, None]
-                if Xb is None:
-                    Xb = as_float64(Xa[r0:r1])
-                sums, over = self._agent_data_grads(w, Xb, yb, st, nb, clip, gb)
+                Xb = as_float64(Xa[r0:r1])
+                into = gb if gb.flags.c_contiguous else None  # (segment_sum writes C order)
+                sums, over = self._agent_data_grads(w, Xb, yb, st, nb, clip, into)
                 if not np.may_share_memory(sums, gb):  # (the models write into gb)
                     gb[:] = sums
                 if clipped is not None and over is not None:

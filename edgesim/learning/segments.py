@@ -8,6 +8,7 @@ agents, and never with an (n, m) temporary larger than a cache-sized block.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -101,7 +102,10 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
     size = gradient_threads()  # one pool whatever the call's threads (it starts them as asked)
     pool = _POOL.get(size)
     if pool is None:  # the calling thread is the last of the threads
-        pool = _POOL[size] = ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
+        # (setdefault: two threads racing here keep one pool; an unused one starts no thread)
+        pool = _POOL.setdefault(
+            size, ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
+        )
     tasks = iter(range(0, n_blocks, chunk))
     taking = threading.Lock()
 
@@ -237,20 +241,15 @@ def _product(S: csr_matrix, values: np.ndarray, out: np.ndarray | None) -> np.nd
     return result
 
 
-_MATVECS: list = []
-
-
+@functools.cache
 def _csr_matvecs():
     """Return scipy's ``csr_matvecs`` kernel (``scipy.sparse._sparsetools``), or None if this
     scipy has none (then :func:`_product` uses ``@``)."""
-    if not _MATVECS:
-        try:
-            from scipy.sparse import _sparsetools
-
-            _MATVECS.append(getattr(_sparsetools, "csr_matvecs", None))
-        except ImportError:
-            _MATVECS.append(None)
-    return _MATVECS[0]
+    try:
+        from scipy.sparse import _sparsetools
+    except ImportError:
+        return None
+    return getattr(_sparsetools, "csr_matvecs", None)
 
 
 def batched_top_eigenvalue(

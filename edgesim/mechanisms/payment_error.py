@@ -120,7 +120,7 @@ class PathError:
 
     def unreported(self, g: np.ndarray) -> None:
         """Add a last step of the paper's rule that had no report at its end; returns nothing."""
-        n = self.eta * float(np.linalg.norm(g))
+        n = self.eta * norm2(g)
         c = self.smoothness * n * n  # delta^T Hb delta <= (1 - p_k) L_g |delta|^2
         self.gap -= c
         nu = None if self.pending is None else self.pending[4]

@@ -72,46 +72,6 @@ def _pop(tag, who, size):
 
 
 @njit(cache=True, nogil=True)
-def ps_staggered(arrive, work, bounds, slowness, by_period):
-    """Processor sharing of groups sorted by (group, arrival, work): group g is
-    ``bounds[g] : bounds[g + 1]`` of ``arrive`` and ``work`` (int64 ns).
-
-    ``by_period``: each group's busy periods (those of one FIFO server: a message arriving
-    after its medium emptied starts one) are walked one by one, a message alone in its
-    period through at arrival + work; else each group is walked whole.
-    ``slowness[n]``: the ns per unit of service with n messages in service (n, or
-    n / efficiency(n)). Returns when each message is through (float64 ns, to be rounded).
-    The operations of :func:`edgesim.network.medium._ps_staggered` and
-    :func:`edgesim.network.medium._ps_heap`, in their order.
-    """
-    m = arrive.size
-    through = np.empty(m)
-    tag = np.empty(m)
-    who = np.empty(m, dtype=np.int64)
-    pair_at = np.empty(m, dtype=np.int64)
-    pair_count = np.empty(m, dtype=np.int64)
-    pair_of = np.empty(m, dtype=np.int64)
-    pair_done = np.empty(m)
-    for g in range(bounds.size - 1):
-        _walk_group(
-            arrive,
-            work,
-            bounds[g],
-            bounds[g + 1],
-            slowness,
-            by_period,
-            through,
-            tag,
-            who,
-            pair_at,
-            pair_count,
-            pair_of,
-            pair_done,
-        )
-    return through
-
-
-@njit(cache=True, nogil=True)
 def _walk_group(
     arrive,
     work,
@@ -127,8 +87,13 @@ def _walk_group(
     pair_of,
     pair_done,
 ):
-    """One group, messages s..e-1 sorted by (arrival, work), of :func:`ps_staggered`: its busy
-    periods walked one by one (``by_period``) or the group whole. Writes ``through[s:e]``."""
+    """Processor sharing of one group, messages s..e-1 sorted by (arrival, work): the
+    operations of :func:`edgesim.network.medium._ps_staggered` and
+    :func:`edgesim.network.medium._ps_heap`, in their order. ``by_period``: the group's busy
+    periods (those of one FIFO server: a message arriving after its medium emptied starts
+    one) are walked one by one, a message alone in its period through at arrival + work;
+    else the group is walked whole (a medium with an efficiency). Writes ``through[s:e]``
+    (float64 ns, to be rounded)."""
     start = s
     c = 0
     top = 0
@@ -311,8 +276,7 @@ def ps_grouped(arrive, work, group, counts, slowness, with_efficiency, order, in
     messages finish together, so ties may come in any order); a group whose messages all
     arrive together takes the closed form of :func:`edgesim.network.medium._ps_together`
     (with an efficiency, its float running sum carried across those groups in group
-    order, as that function's one ``cumsum`` does), the others the walk of
-    :func:`ps_staggered`. Returns when each message is through (int64 ns), in the
+    order, as that function's one ``cumsum`` does), the others :func:`_walk_group`. Returns when each message is through (int64 ns), in the
     messages' order.
     """
     m = arrive.size

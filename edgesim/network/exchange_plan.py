@@ -273,15 +273,7 @@ class ExchangePlanning:
         row[reached] = np.arange(reached.size)
         up = up_all.take(row[senders])
         begin = (down_through + up_offset)[senders]
-        through = up_through[senders]
-        first = self._first_packet_ns(begin, through, up_sizes[senders], up.attempts)
-        resolved = self._wired_up(
-            dev[senders],
-            up_sizes[senders],
-            through + up.after_ns,
-            up,
-            (through if first is None else first) + up.after_ns,
-        )
+        resolved = self._from_radio(dev[senders], up_sizes[senders], begin, up_through[senders], up)
         masks = (received, received, sending, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)
 
@@ -369,6 +361,13 @@ class ExchangePlanning:
         extra = self._transport_ns(dev, sizes, up, send_at, "up")
         begin = send_at if np.ndim(extra) == 0 and extra == 0 else send_at + extra
         through = self.net.cells.through_ns("up", dev, sizes, begin, up, rng, self.deadline_ns)
+        return self._from_radio(dev, sizes, begin, through, up)
+
+    def _from_radio(self, dev: np.ndarray, sizes: np.ndarray, begin, through, up) -> np.ndarray:
+        """Return when each reply reaches the server (int64 ns), its last transmission on the
+        radio begun at ``begin`` and through at ``through``: its first packet enters the wired
+        path as soon as it has left the radio (:meth:`_first_packet_ns`), then
+        :meth:`_wired_up`."""
         first = self._first_packet_ns(begin, through, sizes, up.attempts)
         after = up.after_ns
         at_ap = through + after

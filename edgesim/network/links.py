@@ -61,7 +61,7 @@ def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndar
     with np.errstate(divide="ignore", invalid="ignore"):
         t = size_bytes * (8.0 * NS_PER_S) / rate_bps
         np.rint(t, out=t)
-    if t.size and not (t.max() < 2.0**62 and t.min() > -np.inf):  # (false for a NaN too)
+    if t.size and not (t.max() < 2.0**62 and t.min() > -(2.0**62)):  # (false for a NaN too)
         raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
     return t.astype(np.int64)
 

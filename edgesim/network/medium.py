@@ -196,13 +196,10 @@ def _processor_sharing(
 ) -> np.ndarray:
     """Egalitarian processor sharing per group (see the module docstring), each medium with
     n in service delivering ``efficiency(n)`` of its lone rate (None: all of it).
-    A call of 32 messages or more runs compiled, counting the messages into their groups
-    rather than sorting them all (:func:`_ps_compiled`), when the group names span at most
-    a few times the messages."""
-    if runs_compiled(arrive.size):
-        low, high = int(group.min()), int(group.max())
-        if high - low <= 4 * arrive.size:
-            return _ps_compiled(arrive, work, group - low, high - low + 1, efficiency)
+    A call of 32 messages or more with integer group names runs compiled
+    (:func:`_ps_compiled`)."""
+    if runs_compiled(arrive.size) and group.dtype.kind in "iu":
+        return _ps_compiled(arrive, work, group, efficiency)
     order = _order(group, arrive, work, stable=False)  # equal messages finish together
     a, w, g = arrive[order], work[order], group[order]
     bounds = _segments(g)
@@ -223,22 +220,40 @@ def _processor_sharing(
 
 
 def _ps_compiled(
-    arrive: np.ndarray, work: np.ndarray, group: np.ndarray, groups: int, efficiency=None
+    arrive: np.ndarray, work: np.ndarray, group: np.ndarray, efficiency=None
 ) -> np.ndarray:
-    """:func:`_processor_sharing` of messages whose ``group`` is 0 .. ``groups`` - 1, by
-    :func:`edgesim.network.compiled_walks.ps_grouped` (the same bits). Returns int64 ns."""
+    """:func:`_processor_sharing` by :func:`edgesim.network.compiled_walks.ps_grouped` (the
+    same bits). Group names spanning at most a few times the messages are counted into
+    place (each group then sorted alone, in the compiled call); names farther apart are
+    sorted once and numbered in their order. Returns int64 ns."""
     from edgesim.network.compiled_walks import ps_grouped
 
-    counts = np.bincount(group, minlength=groups)
+    m = arrive.size
+    low, high = int(group.min()), int(group.max())
+    order = None
+    if high - low <= 4 * m:
+        dense = np.asarray(group - low, dtype=np.int64)
+    else:
+        order = _order(group, arrive, work, stable=False)
+        dense = np.empty(m, dtype=np.int64)
+        dense[order] = np.cumsum(_starts(group[order])) - 1
+    counts = np.bincount(dense)
     if efficiency is None and all_equal(arrive) and all_equal(work):
-        return arrive + counts[group] * work  # N equal messages together: all through at a + N w
+        return arrive + counts[dense] * work  # N equal messages together: all through at a + N w
     busiest = int(counts.max())
-    slowness = _slowness(busiest, efficiency)
-    # numba sorts a few hundred messages faster than numpy, a large group slower
-    order = _order(group, arrive, work, stable=False) if busiest > 256 else np.empty(0, np.int64)
-    ints, floats = _scratch(arrive.size)
+    if order is None and busiest > 256:  # numba sorts a few hundred messages faster, numpy more
+        order = _order(dense, arrive, work, stable=False)
+    ints, floats = _scratch(m)
     return ps_grouped(
-        arrive, work, group, counts, slowness, efficiency is not None, order, ints, floats
+        arrive,
+        work,
+        dense,
+        counts,
+        _slowness(busiest, efficiency),
+        efficiency is not None,
+        np.empty(0, np.int64) if order is None else order,
+        ints,
+        floats,
     )
 
 
@@ -254,16 +269,22 @@ def _slowness(busiest: int, efficiency=None) -> np.ndarray:
 
 
 _SCRATCH = threading.local()
+#: The compiled walk's scratch is kept (per thread) for calls of at most this many messages:
+#: at most about 6 MB a thread (88 bytes a message). A larger call allocates its own and
+#: frees it, so memory held between exchanges does not grow with K.
+SCRATCH_KEPT_MESSAGES = 1 << 16
 
 
 def _scratch(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Return the compiled walk's scratch arrays for ``m`` messages, int64 (8, >= m) and
-    float64 (3, >= m): kept from call to call (one set per thread) and grown by doubling,
-    so a large exchange does not fault in fresh pages on every call."""
+    float64 (3, >= m): for a call of up to :data:`SCRATCH_KEPT_MESSAGES` messages, kept from
+    call to call (one set per thread), so an exchange does not fault in fresh pages on
+    every call; else fresh ones."""
+    if m > SCRATCH_KEPT_MESSAGES:
+        return np.empty((8, m), dtype=np.int64), np.empty((3, m))
     held = getattr(_SCRATCH, "arrays", None)
     if held is None or held[0].shape[1] < m:
-        size = max(m, 2 * held[0].shape[1] if held is not None else 0)
-        held = _SCRATCH.arrays = (np.empty((8, size), dtype=np.int64), np.empty((3, size)))
+        held = _SCRATCH.arrays = (np.empty((8, m), dtype=np.int64), np.empty((3, m)))
     return held
 
 
@@ -304,12 +325,6 @@ def _ps_staggered(a: np.ndarray, w: np.ndarray, g: np.ndarray, efficiency=None) 
     several messages are walked (:func:`_ps_walks`). With an ``efficiency``
     the medium's rate depends on its load, so each group is walked whole.
     """
-    if runs_compiled(a.size):
-        from edgesim.network.compiled_walks import ps_staggered
-
-        bounds = _segments(g)
-        slowness = _slowness(int(np.diff(bounds).max()), efficiency)
-        return np.rint(ps_staggered(a, w, bounds, slowness, efficiency is None)).astype(np.int64)
     first = _starts(g)
     if efficiency is None:
         c = np.cumsum(w)

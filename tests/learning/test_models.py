@@ -299,6 +299,8 @@ def test_subset_reports_into_a_buffer_are_the_rows_of_all_reports(
         assert got is buf and np.array_equal(got, full[agents])
     shuffled = np.array([3, 1])  # unsorted: gathered from all
     assert np.array_equal(model.agent_grads(w, des, agents=shuffled), full[shuffled])
+    column_major = np.full((w.size, data.K), np.nan).T  # a buffer in Fortran order
+    assert np.array_equal(model.agent_grads(w, des, out=column_major), full)
 
 
 def test_reports_in_threads_are_the_same_bits(monkeypatch):

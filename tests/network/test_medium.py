@@ -202,6 +202,9 @@ def test_grouped_compiled_processor_sharing_is_the_python_walk_bit_for_bit(shape
             monkeypatch.setattr(medium, "runs_compiled", lambda n, c=compiled: c)
             answers.append(finish_ns(a, w, group=g, efficiency=efficiency))
         assert np.array_equal(answers[0], answers[1])
+        if trial % 6 == 0:  # other integer names: numbered as int64 (no new compiled version)
+            small = g.astype(np.int32) if shape != "sparse names" else g.astype(np.uint64)
+            assert np.array_equal(finish_ns(a, w, group=small, efficiency=efficiency), answers[1])
     # equal messages on every cell: a + N w per cell, with no walk
     g = rng.integers(0, 40, 2_000)
     got = finish_ns(np.full(2_000, 9), np.full(2_000, 4), group=g)
