@@ -9,6 +9,7 @@ API on tiny in-memory scenarios, then lists what it imported: none of :data:`UNU
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,43 @@ def test_lazy_sweeps_package_exports_every_name():
     assert names["LOCK"] == "value"
     assert len(names) == 25 and set(names) <= set(listed)
     assert mods[2] == "edgesim.sweeps.runner"
+
+
+SPIN_SCRIPT = """
+import json, os, sys
+import edgesim.cli as cli
+before = "numpy" in sys.modules
+code = cli.main(["validate", sys.argv[1]])
+import numpy
+print(json.dumps({"numpy_before": before, "code": code,
+                  "timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
+                  "again": cli.shorten_blas_spin()}))
+"""
+
+
+def test_the_command_shortens_the_blas_threads_spin_before_numpy_loads():
+    """``edgesim`` sets OpenBLAS's idle spin (``OPENBLAS_THREAD_TIMEOUT``) before numpy loads
+    its OpenBLAS, which reads it then: importing ``edgesim.cli`` must not load numpy, and a
+    value the user set (or GOTO's) is kept."""
+    scenario = str(ROOT / "scenarios" / "quickstart.toml")
+
+    def spin(**env_vars):
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+        }
+        proc = subprocess.run(
+            [sys.executable, "-c", SPIN_SCRIPT, scenario],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+            env={**env, **env_vars},
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    got = spin()
+    assert got == {"numpy_before": False, "code": 0, "timeout": "20", "again": False}
+    assert spin(OPENBLAS_THREAD_TIMEOUT="7")["timeout"] == "7"
+    assert spin(GOTO_THREAD_TIMEOUT="7")["timeout"] is None
