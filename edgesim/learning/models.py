@@ -400,9 +400,12 @@ class Ridge(Model):
         with their own gradients. ``agents``: distinct agent ids.
         """
         c = moments.weights
-        out = np.ones(design.K, dtype=bool)
-        out[agents] = False
-        left_out = np.flatnonzero(out)
+        if agents.size == design.K:  # every agent (the ids are distinct): none left out
+            left_out = agents[:0]
+        else:
+            out = np.ones(design.K, dtype=bool)
+            out[agents] = False
+            left_out = np.flatnonzero(out)
         if left_out.size > agents.size:  # few agents: add their reports
             return c[agents] @ self.agent_grads(w, design, agents=np.asarray(agents))
         total = moments.S @ w - moments.t + (self.l2 * moments.weight) * w
