@@ -58,8 +58,8 @@ def shorten_blas_spin() -> bool:
     on two cores a plain paper-fig1 run took about 0.78 s of CPU for 0.58 s of wall time,
     and about 0.48 s and 0.53 s with 2^20 cycles (about 0.4 ms). The spin's length changes
     no result (how a product is split over threads does not depend on it), and a product
-    threaded over the cores 0.2 or 2 ms after the last measured no slower (6.0 against
-    6.1 ms for (8192 x 784) (784 x 10)). Sweep workers inherit the setting.
+    threaded over the cores 0.2 or 2 ms after the last measured no slower (5 to 7 ms
+    either way for (8192 x 784) (784 x 10)). Sweep workers inherit the setting.
     """
     if "numpy" in sys.modules or {"OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"} & set(
         os.environ
