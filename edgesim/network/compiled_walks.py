@@ -72,28 +72,16 @@ def _pop(tag, who, size):
 
 
 @njit(cache=True, nogil=True)
-def _walk_group(
-    arrive,
-    work,
-    s,
-    e,
-    slowness,
-    by_period,
-    through,
-    tag,
-    who,
-    pair_at,
-    pair_count,
-    pair_of,
-    pair_done,
-):
+def _walk_group(arrive, work, s, e, slowness, by_period, ints, floats):
     """Processor sharing of one group, messages s..e-1 sorted by (arrival, work): the
     operations of :func:`edgesim.network.medium._ps_staggered` and
     :func:`edgesim.network.medium._ps_heap`, in their order. ``by_period``: the group's busy
     periods (those of one FIFO server: a message arriving after its medium emptied starts
     one) are walked one by one, a message alone in its period through at arrival + work;
-    else the group is walked whole (a medium with an efficiency). Writes ``through[s:e]``
-    (float64 ns, to be rounded)."""
+    else the group is walked whole (a medium with an efficiency). ``ints`` and ``floats``:
+    :func:`ps_grouped`'s scratch (:func:`_walk` uses ints rows 4 to 7, floats rows 1 and 2). Writes
+    ``floats[0, s:e]``, when each message is through (float64 ns, to be rounded)."""
+    through = floats[0]
     start = s
     c = 0
     top = 0
@@ -110,28 +98,20 @@ def _walk_group(
         if k - start == 1 and by_period:
             through[start] = arrive[start] + work[start]
         else:
-            _walk(
-                arrive,
-                work,
-                start,
-                k,
-                slowness,
-                through,
-                tag,
-                who,
-                pair_at,
-                pair_count,
-                pair_of,
-                pair_done,
-            )
+            _walk(arrive, work, start, k, slowness, ints, floats)
         start = k
         empty_at = c + top
 
 
 @njit(cache=True, nogil=True)
-def _walk(arrive, work, s, e, slowness, through, tag, who, at, count, pair_of, done):
+def _walk(arrive, work, s, e, slowness, ints, floats):
     """Walk one period, messages s..e-1, over its distinct (arrival, work) pairs with a heap of
-    tags: :func:`edgesim.network.medium._ps_heap`'s loop. Writes ``through[s:e]``."""
+    tags: :func:`edgesim.network.medium._ps_heap`'s loop. Writes ``floats[0, s:e]``; its
+    scratch is ``ints`` rows 4 to 7 (the heap's pair indices, each pair's first message and
+    count, each message's pair) and ``floats`` rows 1 and 2 (the heap's tags, each pair's
+    instant)."""
+    through, tag, done = floats[0], floats[1], floats[2]
+    who, at, count, pair_of = ints[4], ints[5], ints[6], ints[7]
     pairs = 0
     for k in range(s, e):
         if k == s or arrive[k] != arrive[k - 1] or work[k] != work[k - 1]:
@@ -321,13 +301,7 @@ def ps_grouped(arrive, work, group, counts, slowness, with_efficiency, order, in
                 a[k] = arrive[where[k]]
                 w[k] = work[where[k]]
     done = ints[3, :m]
-    who = ints[4, :m]
-    pair_at = ints[5, :m]
-    pair_count = ints[6, :m]
-    pair_of = ints[7, :m]
-    through = floats[0, :m]
-    tag = floats[1, :m]
-    pair_done = floats[2, :m]
+    through = floats[0, :m]  # (written by _walk_group, which also uses ints rows 4 to 7)
     running = 0.0  # the together groups' float running sum (with an efficiency)
     for g in range(G):
         s, e = start[g], start[g + 1]
@@ -351,21 +325,7 @@ def ps_grouped(arrive, work, group, counts, slowness, with_efficiency, order, in
                     c += step * (N - (k - s))
                     done[k] = a[k] + c
             continue
-        _walk_group(
-            a,
-            w,
-            s,
-            e,
-            slowness,
-            not with_efficiency,
-            through,
-            tag,
-            who,
-            pair_at,
-            pair_count,
-            pair_of,
-            pair_done,
-        )
+        _walk_group(a, w, s, e, slowness, not with_efficiency, ints, floats)
         for k in range(s, e):
             done[k] = np.int64(np.rint(through[k]))
     out = np.empty(m, dtype=np.int64)
