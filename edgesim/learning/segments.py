@@ -226,9 +226,8 @@ def _product(S: csr_matrix, values: np.ndarray, out: np.ndarray | None) -> np.nd
     spares about 10 us a call; a K = 2 best-response search makes about 80 000 of them.
     Anything else, or a scipy without that kernel, goes through ``@``."""
     matvecs = _csr_matvecs()
-    if matvecs is None or values.ndim != 2 or values.dtype != np.float64:
-        return S @ values
-    if not values.flags.c_contiguous:
+    direct = values.ndim == 2 and values.dtype == np.float64 and values.flags.c_contiguous
+    if matvecs is None or not direct:
         return S @ values
     M, N = S.shape
     m = values.shape[1]
