@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -83,3 +84,54 @@ def norm2(v: np.ndarray) -> float:
     three times an exchange."""
     x = v.ravel(order="K")
     return math.sqrt(float(x.dot(x)))
+
+
+@dataclass(frozen=True)
+class AllBut:
+    """Every index 0..n-1 but ``skip``, in order, as an index of per-agent arrays: FFL's
+    Phase II recipients (every agent but the payee). :func:`add_rows` adds through it by two
+    slices, about a seventh of a fancy index's cost at n = 10^4 (4 us against 27 us)."""
+
+    skip: int
+
+
+#: The fewest recipients for which :func:`all_but` is tried: its check (two comparisons over
+#: the recipients, about 12 us at 10^4) pays for itself only on large exchanges.
+ALL_BUT_FROM = 1024
+
+
+def all_but(agents: np.ndarray, everyone: np.ndarray) -> AllBut | None:
+    """Return ``AllBut(j)`` when ``agents`` is ``everyone`` (0..n-1 in order) without j, else
+    None (also below :data:`ALL_BUT_FROM` recipients)."""
+    n = everyone.size
+    if agents.size != n - 1 or agents.size < ALL_BUT_FROM:
+        return None
+    j = n * (n - 1) // 2 - int(agents.sum())  # the one left out, if any is
+    if not 0 <= j < n:
+        return None
+    if np.array_equal(agents[:j], everyone[:j]) and np.array_equal(agents[j:], everyone[j + 1 :]):
+        return AllBut(j)
+    return None
+
+
+def add_rows(target: np.ndarray, rows, values) -> None:
+    """Add ``values`` into ``target[rows]`` in place: ``rows`` a slice, an array of distinct
+    indices or an :class:`AllBut`; ``values`` a number or aligned with the rows. Returns
+    nothing."""
+    if type(rows) is not AllBut:
+        target[rows] += values
+        return
+    j = rows.skip
+    if np.ndim(values) == 0:
+        target[:j] += values
+        target[j + 1 :] += values
+    else:
+        target[:j] += values[:j]
+        target[j + 1 :] += values[j:]
+
+
+def select_rows(a: np.ndarray, rows) -> np.ndarray:
+    """Return ``a[rows]``: ``rows`` a slice, an index array or an :class:`AllBut`."""
+    if type(rows) is AllBut:
+        return np.concatenate((a[: rows.skip], a[rows.skip + 1 :]))
+    return a[rows]

@@ -43,3 +43,37 @@ def test_norm2_is_numpys_norm_bit_for_bit():
     assert arrays.norm2(np.array([np.inf, 1.0])) == np.inf
     assert arrays.norm2(np.zeros(0)) == 0.0
     assert arrays.column(np.int64(7), 3).tolist() == [7, 7, 7]
+
+
+def test_every_agent_but_one_is_found_and_added_through_by_slices():
+    n = arrays.ALL_BUT_FROM + 5
+    everyone = np.arange(n)
+    for j in (0, 7, n - 1):
+        agents = np.delete(everyone, j)
+        rows = arrays.all_but(agents, everyone)
+        assert rows == arrays.AllBut(j)
+        rng = np.random.default_rng(j)
+        values = rng.integers(0, 100, agents.size)
+        for added in (values, 3, arrays.constant(agents.size, 4)):
+            expected = rng.integers(0, 100, n)
+            got = expected.copy()
+            expected[agents] += added
+            arrays.add_rows(got, rows, added)
+            assert np.array_equal(got, expected)
+        per_agent = everyone * 10
+        assert np.array_equal(arrays.select_rows(per_agent, rows), per_agent[agents])
+    # not every agent but one: the same size, but two left out and one twice, or out of order
+    twice = np.delete(everyone, [3, 9])
+    twice = np.sort(np.append(twice, 4))
+    assert arrays.all_but(twice, everyone) is None
+    swapped = np.delete(everyone, 5)
+    swapped[[10, 11]] = swapped[[11, 10]]
+    assert arrays.all_but(swapped, everyone) is None
+    assert arrays.all_but(np.delete(everyone, [1, 2]), everyone) is None  # two short
+    small = np.arange(10)
+    assert arrays.all_but(np.delete(small, 3), small) is None  # too few to pay for the check
+    index = np.array([2, 0, 5])
+    target = np.zeros(6, dtype=np.int64)
+    arrays.add_rows(target, index, np.array([1, 2, 3]))
+    assert target.tolist() == [2, 0, 1, 0, 0, 3]
+    assert arrays.select_rows(np.arange(6) * 10, index).tolist() == [20, 0, 50]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edgesim.arrays import add_rows, select_rows
 from edgesim.config import option
 
 
@@ -110,7 +111,8 @@ class EnergyMeter:
         """Return one exchange's parts: the receive, transmit and compute energies (J) and
         busy times (ns) of ``agents``, then the three energies' sum and the busy times' sum.
 
-        ``agents`` (m,): the recipients (or ``slice(None)``: every agent, in order);
+        ``agents`` (m,): the recipients (or ``slice(None)``: every agent, in order; or an
+        :class:`~edgesim.arrays.AllBut`: every agent but one);
         ``rx_ns``, ``tx_ns``, ``compute_ns`` (m,): their receiving, transmitting and
         computing time in it;
         ``reports`` (m,): local gradients each computed; ``duration_ns``: the
@@ -122,7 +124,7 @@ class EnergyMeter:
         tx = float(cfg.tx_power_w) * tx_ns
         tx /= 1e9
         if cfg.compute == "cycles":
-            comp = self.per_gradient_j[agents] * reports
+            comp = select_rows(self.per_gradient_j, agents) * reports
         else:
             comp = float(cfg.compute_power_w) * compute_ns
             comp /= 1e9
@@ -130,7 +132,7 @@ class EnergyMeter:
         busy += compute_ns
         np.minimum(busy, duration_ns, out=busy)
         if self.battery is not None:  # (without batteries nobody dies: x * True is x)
-            on = ~self.dead[agents]
+            on = ~select_rows(self.dead, agents)
             rx, tx, comp, busy = rx * on, tx * on, comp * on, busy * on
         return rx, tx, comp, busy, float(rx.sum() + tx.sum() + comp.sum()), float(busy.sum())
 
@@ -143,10 +145,10 @@ class EnergyMeter:
         """
         cfg, p = self.cfg, self.parts
         rx, tx, comp, busy, spent, busy_total = parts
-        p["rx"][agents] += rx
-        p["tx"][agents] += tx
-        p["compute"][agents] += comp
-        self.busy_ns[agents] += busy
+        add_rows(p["rx"], agents, rx)
+        add_rows(p["tx"], agents, tx)
+        add_rows(p["compute"], agents, comp)
+        add_rows(self.busy_ns, agents, busy)
         alive = self.dead.size - int(self.dead.sum())
         idle = cfg.idle_power_w * (duration_ns * alive - busy_total) / 1e9
         total = spent + idle
@@ -158,7 +160,7 @@ class EnergyMeter:
         self.died_at_ns[empty] = self.elapsed_ns
         self.dead |= empty
         self.emptied += int(empty.sum())
-        return empty[agents], total
+        return select_rows(empty, agents), total
 
     def idle_j(self) -> np.ndarray:
         """Return each agent's idle energy (J, (m,)): idle power x (time alive - busy time)."""

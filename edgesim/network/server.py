@@ -36,7 +36,7 @@ import simpy
 from simpy.events import NORMAL
 
 from edgesim import progress
-from edgesim.arrays import column, take_rows, total
+from edgesim.arrays import add_rows, all_but, column, take_rows, total
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
@@ -152,8 +152,9 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             yield self.env.timeout(end)
             in_time = None if plan.steady else plan.resolve_ns <= end
         energy_j = 0.0
+        who = self._rows(agents)  # an index of the per-agent arrays
         if self.energy is not None:
-            plan, energy_j = self._spend(plan, agents, phase, end)
+            plan, energy_j = self._spend(plan, agents, who, phase, end)
         self.round_times.add(phase, plan, end)
         m = agents.size
         c = self.counters
@@ -183,14 +184,13 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             retrans = plan.down_retransmissions + up_transmissions - len(up)
             lost = plan.down_lost + up.dropped
             # To everyone (agents 0..K-1 in order): an agent's index is its position.
-            who = self._rows(agents)
             sender_ids = agents if everyone else agents[senders]
             sent_by = who if everyone else sender_ids  # an index: a slice when it can be
-            tr.agent_messages_down[who] += 1
-            tr.agent_messages_up[sent_by] += 1
-            tr.agent_bytes_down[who] += np.asarray(down_bytes, dtype=np.int64)
-            tr.agent_bytes_up[sent_by] += sent_up
-            tr.agent_transmissions[sent_by] += up.attempts
+            add_rows(tr.agent_messages_down, who, 1)
+            add_rows(tr.agent_messages_up, sent_by, 1)
+            add_rows(tr.agent_bytes_down, who, np.asarray(down_bytes, dtype=np.int64))
+            add_rows(tr.agent_bytes_up, sent_by, sent_up)
+            add_rows(tr.agent_transmissions, sent_by, up.attempts)
             tr.agent_lost[agents[~plan.received]] += 1
             tr.agent_lost[sender_ids[~up.delivered]] += 1
             tr.agent_cut[agents[cut]] += 1
@@ -238,10 +238,15 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
 
     def _rows(self, agents: np.ndarray):
         """Return the index of ``agents`` into per-agent arrays: ``slice(None)`` (no gather)
-        when they are every agent in order (:attr:`everyone`), else ``agents``."""
-        return slice(None) if agents is self.everyone else agents
+        when they are every agent in order (:attr:`everyone`), an
+        :class:`~edgesim.arrays.AllBut` when they are every agent but one in order (FFL's
+        Phase II: two slices, :func:`~edgesim.arrays.add_rows`), else ``agents``."""
+        if agents is self.everyone:
+            return slice(None)
+        but = all_but(agents, self.everyone)
+        return agents if but is None else but
 
-    def _spend(self, plan: Plan, agents, phase: str, end_ns: int) -> tuple[Plan, float]:
+    def _spend(self, plan: Plan, agents, who, phase: str, end_ns: int) -> tuple[Plan, float]:
         """Count the exchange's energy (:class:`EnergyMeter`); returns (the plan, the energy all
         devices spent in it, J). A device whose battery empties during the exchange sends
         nothing (as a device offline when it would reply); the plan returned says so."""
@@ -250,7 +255,6 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         repeat = plan.steady and plan.end_ns is not None and self.energy.battery is None
         key = (id(plan), end_ns)
         known = self._energy_parts.get(key) if repeat else None
-        who = self._rows(agents)
         if known is not None and known[0] is plan:
             return plan, self.energy.add(phase, who, end_ns, known[1])[1]
         m = agents.size
