@@ -163,6 +163,7 @@ class Model:
         clipped: np.ndarray | None = None,
         out: np.ndarray | None = None,
         agents: np.ndarray | None = None,
+        threads: int | None = None,
     ) -> np.ndarray:
         """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params).
 
@@ -181,11 +182,15 @@ class Model:
         (len(agents), n_params): blocks without any of them are skipped and no (K,
         n_params) array is formed. ``out`` receives the result (a buffer reused
         across rounds, so no fresh pages are touched); it is returned. Either way
-        each agent's row is computed exactly as for all K.
+        each agent's row is computed exactly as for all K. ``threads``: at most this many
+        threads (default :func:`~edgesim.learning.segments.gradient_threads`); any count
+        gives the same bits.
         """
         K = design.K
-        if agents is not None and (agents[1:] <= agents[:-1]).any():  # not sorted: gather
-            return np.take(self.agent_grads(w, design, clip_norm, clipped), agents, 0, out=out)
+        if agents is not None and agents.size > 1 and (agents[1:] <= agents[:-1]).any():
+            # not sorted: gather
+            every = self.agent_grads(w, design, clip_norm, clipped, threads=threads)
+            return np.take(every, agents, 0, out=out)
         if agents is not None and agents.size == K:  # sorted and distinct: all of them
             agents = None
         m = K if agents is None else agents.size
@@ -195,8 +200,9 @@ class Model:
         reg = self.l2 * w
         blocks = design.blocks
         cuts = None
-        if agents is not None:
-            cuts = np.searchsorted(agents, [blk[0] for blk in blocks] + [K]).tolist()
+        if agents is not None:  # agents a0 <= k < a1 of block i are cuts[i]:cuts[i + 1] of them
+            inner = [blk[0] for blk in blocks[1:]]
+            cuts = [0] + (np.searchsorted(agents, inner).tolist() if inner else []) + [m]
 
         parts = design.block_parts
 
@@ -225,7 +231,7 @@ class Model:
                 if not whole:
                     g[cuts[i] : cuts[i + 1]] = gb[agents[cuts[i] : cuts[i + 1]] - a0]
 
-        in_threads(some_blocks, len(blocks))
+        in_threads(some_blocks, len(blocks), most=threads)
         return g
 
     def agent_grads_each(self, W: np.ndarray, design: Design) -> np.ndarray:

@@ -67,7 +67,7 @@ def gradient_threads() -> int:
     return min(8, usable_cpus())
 
 
-_POOL: dict[int, ThreadPoolExecutor] = {}  # one pool, by gradient_threads() (EDGESIM_THREADS)
+_POOL: dict[tuple, ThreadPoolExecutor] = {}  # one pool, by process and gradient_threads()
 
 
 def block_threads(n_blocks: int) -> int:
@@ -79,10 +79,11 @@ def block_threads(n_blocks: int) -> int:
     return min(gradient_threads(), n_blocks)
 
 
-def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
+def in_threads(work, n_blocks: int, chunk: int | None = None, most: int | None = None) -> None:
     """Run ``work(first, last)`` over the row blocks 0..n_blocks-1, split among
-    :func:`block_threads` threads (``chunk`` blocks a task; by default as many as
-    spreads them evenly over the threads, at most :data:`THREAD_CHUNK_BLOCKS`).
+    :func:`block_threads` threads, at most ``most`` when given (``chunk`` blocks a task;
+    by default as many as spreads them evenly over the threads, at most
+    :data:`THREAD_CHUNK_BLOCKS`).
 
     numpy releases the GIL in the blocks' products and copies, so the agents' gradients
     (the largest cost of a run at K = 10^6 and beyond, and of FFL's many exchanges at
@@ -91,20 +92,25 @@ def in_threads(work, n_blocks: int, chunk: int | None = None) -> None:
     that block only: any split gives the same bits. Returns nothing; a worker's
     exception is raised here.
     """
+    if chunk is None and n_blocks < THREAD_MIN_BLOCKS:  # (block_threads: one thread)
+        work(0, n_blocks)
+        return
     if chunk is None:
-        threads = block_threads(n_blocks)
+        threads = block_threads(n_blocks) if most is None else min(most, block_threads(n_blocks))
         chunk = min(THREAD_CHUNK_BLOCKS, -(-n_blocks // threads))
     else:
         threads = 1 if n_blocks < 2 * chunk else gradient_threads()
-    if threads == 1:
+        threads = threads if most is None else min(most, threads)
+    if threads <= 1:
         work(0, n_blocks)
         return
     size = gradient_threads()  # one pool whatever the call's threads (it starts them as asked)
-    pool = _POOL.get(size)
+    key = (os.getpid(), size)  # (a forked child has none of its parent's threads)
+    pool = _POOL.get(key)
     if pool is None:  # the calling thread is the last of the threads
         # (setdefault: two threads racing here keep one pool; an unused one starts no thread)
         pool = _POOL.setdefault(
-            size, ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
+            key, ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
         )
     tasks = iter(range(0, n_blocks, chunk))
     taking = threading.Lock()

@@ -12,7 +12,10 @@ bytes the protocol would send (``network.fidelity = "none"``).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,8 +24,16 @@ from edgesim import progress
 from edgesim.agents import Population
 from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
+from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
-from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, Gather, GatherMany, Replies
+from edgesim.mechanisms.protocol import (
+    FLOAT_BYTES,
+    HEADER_BYTES,
+    Gather,
+    GatherMany,
+    GradientAsk,
+    Replies,
+)
 
 
 @dataclass
@@ -262,6 +273,52 @@ class AgentSide:
         (:meth:`Ask.answer <edgesim.mechanisms.protocol.Ask.answer>`)."""
         return step.ask.answer(self, step, agents)
 
+    def reports_ahead(self, step: Gather, agents: np.ndarray) -> Future | None:
+        """Start the reports of every recipient of ``step`` on a helper thread, while a network
+        driver plans the exchange; returns the Future of their (m, p) rows, aligned with
+        ``agents``, or None where this does not apply (then :meth:`answer` computes them).
+
+        It applies where a report is a pure function of the model and the agent's data,
+        so computing it early, and for recipients whose reply is then lost, changes
+        nothing: a plain gradient ask, answered openly (no secure aggregation, no sum from
+        the moments), every agent truthful (no strategy, so no random draw and no
+        history) and nothing clipped (no tally). It pays where the plan takes about as long
+        as the reports: a design of at least
+        :data:`~edgesim.learning.segments.THREAD_MIN_BLOCKS` row blocks (a smaller one costs
+        less than the hand-over) and at least half of the agents asked (a retry of a few
+        plans in less time than their blocks' reports take). With
+        :func:`~edgesim.learning.segments.gradient_threads` n >= 2, the reports take n - 1
+        threads and the driver's thread the last; with n = 1 nothing runs ahead. The rows
+        are computed exactly as :meth:`answer` computes them (:meth:`Model.agent_grads
+        <edgesim.learning.models.Model.agent_grads>`), so the results are the same bits.
+        """
+        threads = gradient_threads()
+        if (
+            threads < 2
+            or type(step.ask) is not GradientAsk
+            or step.aggregate is not None
+            or self.clip_norm is not None
+            or not self.population.all_truthful
+            or len(self.design.blocks) < THREAD_MIN_BLOCKS
+            or 2 * agents.size < self.design.K
+            or self._sums(step) is not None
+        ):
+            return None
+        out = self._buffer(agents.size, step.model.size)  # (taken here, on the driver's thread)
+        model, w, design = self.model, step.model, self.design
+        # one thread fewer than the gradients' own: the driver's thread plans the exchange
+        return _helper().submit(
+            model.agent_grads, w, design, out=out, agents=agents, threads=threads - 1
+        )
+
+    def answer_ahead(self, ahead: Future, asked: np.ndarray, replied: np.ndarray) -> Replies:
+        """Return the :class:`Replies` of ``replied`` (the recipients ``asked`` whose replies
+        arrived, in the order asked) from the rows :meth:`reports_ahead` computed."""
+        rows = ahead.result()
+        if replied.size < asked.size:
+            rows = rows[np.isin(asked, replied)]
+        return Replies(replied, values=rows)
+
     def report_replies(self, step: Gather, agents: np.ndarray) -> Replies:
         """Return the :class:`Replies` to a report ask: the reports as sent, or only their
         weighted sum (``sum_of``) when the step reads that alone, or under secure
@@ -365,6 +422,21 @@ class AgentSide:
             return HEADER_BYTES
         extra = 0 if step.reference is None else self.payload()  # the reference model w*
         return HEADER_BYTES + self.payload() + extra
+
+
+_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id: a forked child starts its own
+_HELPER_LOCK = threading.Lock()
+
+
+def _helper() -> ThreadPoolExecutor:
+    """Return this process's one helper thread that computes reports ahead
+    (:meth:`AgentSide.reports_ahead`), started at its first use. It is not a thread of the
+    gradients' pool (:func:`~edgesim.learning.segments.in_threads`), which it calls."""
+    with _HELPER_LOCK:
+        pid = os.getpid()
+        if pid not in _HELPER:
+            _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="edgesim-reports")
+        return _HELPER[pid]
 
 
 def _count(step: Gather, design: Design) -> int:

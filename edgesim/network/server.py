@@ -313,10 +313,16 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         else:
             down = self.side.download_bytes(step)
             up = self.side.upload_bytes(step, agents)
+            # batched: the reports are computed while the exchange is planned (the events walk
+            # is Python that holds the GIL the whole exchange: there they would wait on it)
+            ahead = None if self.events else self.side.reports_ahead(step, agents)
             replied = yield from self.exchange(
                 agents, down, up, step.phase, step.problem, silent=silent, delay_ns=delays
             )
-            replies = self.side.answer(step, replied)
+            if ahead is None:
+                replies = self.side.answer(step, replied)
+            else:
+                replies = self.side.answer_ahead(ahead, agents, replied)
             if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
                 replies.missing = agents[~np.isin(agents, replied)]
         progress.update(

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -104,9 +108,6 @@ def test_a_few_blocks_are_split_over_the_threads_the_caller_among_them(monkeypat
     monkeypatch.setenv("EDGESIM_THREADS", "2")
     assert segments.block_threads(segments.THREAD_MIN_BLOCKS - 1) == 1
     assert segments.block_threads(segments.THREAD_MIN_BLOCKS) == 2
-    import threading
-    import time
-
     calls = []
     segments.in_threads(lambda lo, hi: calls.append((lo, hi, threading.get_ident())), 13)
     assert sorted(c[:2] for c in calls) == [(0, 7), (7, 13)]  # ceil(13 / 2) blocks a task
@@ -135,6 +136,24 @@ def test_one_thread_pool_whatever_the_block_count(monkeypatch):
     monkeypatch.setattr(segments, "_POOL", {})
     for n_blocks in range(1, 12):
         segments.in_threads(lambda lo, hi: None, n_blocks)
-    assert list(segments._POOL) == [3]
-    assert segments._POOL[3]._max_workers == 2  # and the calling thread
-    segments._POOL[3].shutdown()
+    key = (os.getpid(), 3)  # (a forked child makes its own)
+    assert list(segments._POOL) == [key]
+    assert segments._POOL[key]._max_workers == 2  # and the calling thread
+    segments._POOL[key].shutdown()
+
+
+def test_in_threads_takes_at_most_the_threads_asked(monkeypatch):
+    monkeypatch.setenv("EDGESIM_THREADS", "3")
+    for most, allowed in ((1, 1), (2, 2), (None, 3)):
+        seen = set()
+        lock = threading.Lock()
+
+        def work(lo, hi, seen=seen, lock=lock):
+            with lock:
+                seen.add(threading.get_ident())
+            time.sleep(0.002)  # long enough for every pool thread to take a task
+
+        segments.in_threads(work, 12, most=most)
+        assert 1 <= len(seen) <= allowed
+        if most == 1:
+            assert seen == {threading.get_ident()}  # the caller alone: no hand-over

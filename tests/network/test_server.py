@@ -420,3 +420,75 @@ def test_cells_with_and_without_shared_uplinks_mix(policy):
     c = result["communication"]
     assert c["dropped"] == 0 and c["messages_up"] == c["messages_down"] > 0
     assert result["network"]["cut"] == 0
+
+
+def test_reports_computed_ahead_of_a_batched_exchange_are_the_same_bits(monkeypatch):
+    """With two gradient threads a batched exchange's reports are computed on a helper thread
+    while the exchange is planned (AgentSide.reports_ahead), for every recipient, and the
+    repliers' rows taken after; with one thread nothing runs ahead. The JSON is the same,
+    lost replies (the repliers a subset of those asked) included."""
+    from edgesim.learning.segments import BLOCK_ROWS, THREAD_MIN_BLOCKS
+    from edgesim.mechanisms.driver import AgentSide
+
+    K = 16
+    samples = THREAD_MIN_BLOCKS * BLOCK_ROWS + K  # a design of THREAD_MIN_BLOCKS row blocks
+    sc = scenario(
+        {
+            "fidelity": "batched",
+            "radio": {"loss": "bernoulli", "loss_prob": 0.3, "arq_max_retries": 0},
+        },
+        data={"samples": samples, "features": 4},
+        agents={"count": K},
+        mechanism={"phase1_rounds": 3, "phase2_rounds": 1},
+    )
+    ahead = []
+    original = AgentSide.answer_ahead
+
+    def counted(self, future, asked, replied):
+        ahead.append((asked.size, replied.size))
+        return original(self, future, asked, replied)
+
+    monkeypatch.setattr(AgentSide, "answer_ahead", counted)
+    monkeypatch.setenv("EDGESIM_THREADS", "2")
+    with_helper = to_json(run(sc))
+    assert ahead and any(got < asked for asked, got in ahead)  # it ran, and replies were lost
+    ahead.clear()
+    monkeypatch.setenv("EDGESIM_THREADS", "1")
+    alone = to_json(run(sc))
+    assert not ahead
+    assert with_helper == alone
+
+
+def test_no_reports_run_ahead_in_events_fidelity_or_with_a_strategy(monkeypatch):
+    """Reports run ahead only where they are a pure function of the model (every agent
+    truthful) and only in batched fidelity (the events walk holds the GIL)."""
+    from edgesim.learning.segments import BLOCK_ROWS, THREAD_MIN_BLOCKS
+    from edgesim.mechanisms.driver import AgentSide
+
+    monkeypatch.setenv("EDGESIM_THREADS", "2")
+    started = []
+    original = AgentSide.reports_ahead
+
+    def counted(self, step, agents):
+        future = original(self, step, agents)
+        started.append(future is not None)
+        return future
+
+    monkeypatch.setattr(AgentSide, "reports_ahead", counted)
+    big = {"samples": THREAD_MIN_BLOCKS * BLOCK_ROWS + 8, "features": 3}
+    few = {"phase1_rounds": 2, "phase2_rounds": 1}
+    run(scenario({"fidelity": "events"}, data=big, agents={"count": 8}, mechanism=few))
+    assert not started  # not even asked
+    strategy = [{"agent": 0, "kind": "amplify", "gamma": 2.0}]
+    run(
+        scenario(
+            {"fidelity": "batched"},
+            data=big,
+            agents={"count": 8, "strategy": strategy},
+            mechanism=few,
+        )
+    )
+    assert started and not any(started)
+    started.clear()
+    run(scenario({"fidelity": "batched"}, data=big, agents={"count": 8}, mechanism=few))
+    assert any(started)
