@@ -51,7 +51,7 @@ from edgesim import theory, wall_costs
 from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
-from edgesim.mechanisms.driver import true_unclipped
+from edgesim.mechanisms.driver import reports_may_run_ahead, true_unclipped
 from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
 from edgesim.mechanisms.steps import step_size_phase1
 from edgesim.plan_phase2 import incomplete_probability, phase2_rounds
@@ -166,6 +166,16 @@ def _wall_parts(sim: Simulation, ctx, c: dict, t_grad: float, t_each: float, t_m
         work, sc.mechanism.kind, t_grad, fidelity, sc.network.radio.access, link, steady, start
     )
     reports = run["reports"] + (t_moments or 0.0)
+    if (
+        fidelity == "batched"
+        and not secure_aggregation(sc.mechanism)
+        and reports_may_run_ahead(clip_norm(ctx.cfg), sim.population, len(sim.design.blocks))
+    ):  # the formed reports are computed while the network plans each exchange
+        hidden = min(run["reports"], run["network"])
+        reports -= hidden
+        c["notes"].append(
+            f"reports computed while the network plans each exchange: {hidden:.3g} s hidden"
+        )
     crypto = secure_crypto_s(sc, c, n_params)
     # a search's runs have a deviator: every round forms reports, none sums the moments
     deviating = run["total"] - run["reports"] + c.get("passes", 0) * t_grad + crypto

@@ -301,3 +301,28 @@ def test_a_search_is_planned_as_its_runs():
     result = run(sc)
     actual = result["best_response"]["evaluations"] + 1  # and the opt-out run
     assert abs(search_runs(br) - actual) <= 0.5 * actual
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("fidelity", ["batched", "events"])
+def test_reports_computed_ahead_are_hidden_behind_the_network(monkeypatch, fidelity, threads):
+    """Batched, with two gradient threads and four row blocks or more, the formed reports are
+    computed while the network plans each exchange (AgentSide.reports_ahead): the plan counts
+    min(reports, network) of them hidden. Not in events, nor with one thread."""
+    from edgesim.learning.segments import BLOCK_ROWS, THREAD_MIN_BLOCKS
+
+    monkeypatch.setenv("EDGESIM_THREADS", threads)
+    samples = THREAD_MIN_BLOCKS * BLOCK_ROWS + 7
+    sc = scenario.load(None, [*SMALL, "agents.count=7", f"data.samples={samples}",
+                              "mechanism.phase1_rounds=3", "mechanism.phase2_rounds=2",
+                              f"network.fidelity={fidelity}"])  # fmt: skip
+    p = planner.plan(sc)
+    parts = p["wall_parts_s"]
+    formed = p["work"]["passes"] * p["seconds_per_gradient"]
+    assert formed > 0
+    if fidelity == "batched" and threads == "2":
+        assert parts["reports"] == pytest.approx(formed - min(formed, parts["network"]))
+        assert any("hidden" in note for note in p["notes"])
+    else:
+        assert parts["reports"] == pytest.approx(formed, rel=1e-12)
+    assert p["wall_time_s"] == pytest.approx(sum(parts.values()), rel=1e-12)

@@ -83,6 +83,19 @@ def true_unclipped(clip_norm: float | None, population: Population) -> bool:
     return clip_norm is None and population.all_truthful
 
 
+def reports_may_run_ahead(clip_norm: float | None, population: Population, n_blocks: int) -> bool:
+    """Whether a batched exchange's open gradient reports may be computed on a helper thread
+    while the exchange is planned (:meth:`AgentSide.reports_ahead`; :mod:`edgesim.plan` counts
+    them hidden behind the network): the reports are the agents' true, unclipped gradients,
+    the design has at least :data:`~edgesim.learning.segments.THREAD_MIN_BLOCKS` row blocks and
+    there are at least two gradient threads."""
+    return (
+        true_unclipped(clip_norm, population)
+        and n_blocks >= THREAD_MIN_BLOCKS
+        and gradient_threads() >= 2
+    )
+
+
 def mostly_true_unclipped(clip_norm: float | None, population: Population) -> bool:
     """Whether all but a few agents (at most 1/8 of them) report their true, unclipped
     gradients: then an open step's weighted sum comes from the moments, less the deviators'
@@ -292,23 +305,20 @@ class AgentSide:
         are computed exactly as :meth:`answer` computes them (:meth:`Model.agent_grads
         <edgesim.learning.models.Model.agent_grads>`), so the results are the same bits.
         """
-        threads = gradient_threads()
         if (
-            threads < 2
-            or type(step.ask) is not GradientAsk
+            type(step.ask) is not GradientAsk
             or step.aggregate is not None
-            or self.clip_norm is not None
-            or not self.population.all_truthful
-            or len(self.design.blocks) < THREAD_MIN_BLOCKS
             or 2 * agents.size < self.design.K
+            or not reports_may_run_ahead(self.clip_norm, self.population, len(self.design.blocks))
             or self._sums(step) is not None
         ):
             return None
         out = self._buffer(agents.size, step.model.size)  # (taken here, on the driver's thread)
         model, w, design = self.model, step.model, self.design
         # one thread fewer than the gradients' own: the driver's thread plans the exchange
+        threads = gradient_threads() - 1
         return _helper().submit(
-            model.agent_grads, w, design, out=out, agents=agents, threads=threads - 1
+            model.agent_grads, w, design, out=out, agents=agents, threads=threads
         )
 
     def answer_ahead(self, ahead: Future, asked: np.ndarray, replied: np.ndarray) -> Replies:
