@@ -166,16 +166,11 @@ def _wall_parts(sim: Simulation, ctx, c: dict, t_grad: float, t_each: float, t_m
         work, sc.mechanism.kind, t_grad, fidelity, sc.network.radio.access, link, steady, start
     )
     reports = run["reports"] + (t_moments or 0.0)
-    if (
-        fidelity == "batched"
-        and not secure_aggregation(sc.mechanism)
-        and reports_may_run_ahead(clip_norm(ctx.cfg), sim.population, len(sim.design.blocks))
-    ):  # the formed reports are computed while the network plans each exchange
-        hidden = min(run["reports"], run["network"])
+    ahead = reports_may_run_ahead(clip_norm(ctx.cfg), sim.population, len(sim.design.blocks))
+    if fidelity == "batched" and not secure_aggregation(sc.mechanism) and ahead:
+        hidden = min(run["reports"], run["network"])  # computed while the network plans
         reports -= hidden
-        c["notes"].append(
-            f"reports computed while the network plans each exchange: {hidden:.3g} s hidden"
-        )
+        c["notes"].append(f"reports computed while the network plans: {hidden:.3g} s hidden")
     crypto = secure_crypto_s(sc, c, n_params)
     # a search's runs have a deviator: every round forms reports, none sums the moments
     deviating = run["total"] - run["reports"] + c.get("passes", 0) * t_grad + crypto

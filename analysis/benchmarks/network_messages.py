@@ -85,6 +85,10 @@ class StubSide:
         """No agent holds a reply back."""
         return None
 
+    def reports_ahead(self, step: Gather, agents: np.ndarray) -> None:
+        """Nothing is computed, so nothing runs ahead of the exchange."""
+        return None
+
 
 def trivial_mechanism(rounds: int):
     """A mechanism generator asking every agent for a loss ``rounds`` times; returns None."""

@@ -70,6 +70,22 @@ def gradient_threads() -> int:
 _POOL: dict[tuple, ThreadPoolExecutor] = {}  # one pool, by process and gradient_threads()
 
 
+_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id: a forked child starts its own
+_HELPER_LOCK = threading.Lock()
+
+
+def helper_thread() -> ThreadPoolExecutor:
+    """Return this process's one helper thread, started at its first use: work a caller
+    overlaps with its own (a batched exchange's reports while the network plans it,
+    :meth:`edgesim.mechanisms.driver.AgentSide.reports_ahead`). It is not a thread of the
+    gradients' pool, so the work it runs may call :func:`in_threads`."""
+    with _HELPER_LOCK:
+        pid = os.getpid()
+        if pid not in _HELPER:
+            _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="edgesim-helper")
+        return _HELPER[pid]
+
+
 def block_threads(n_blocks: int) -> int:
     """Return how many threads :func:`in_threads` uses for ``n_blocks`` row blocks: one
     below :data:`THREAD_MIN_BLOCKS` (a small call asks nothing), else

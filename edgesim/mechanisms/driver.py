@@ -11,11 +11,8 @@ bytes the protocol would send (``network.fidelity = "none"``).
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import sys
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,8 +21,9 @@ from edgesim import progress
 from edgesim.agents import Population
 from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
-from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads
+from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads, helper_thread
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
+from edgesim.mechanisms.mostly_true import MostlyTrueSums
 from edgesim.mechanisms.protocol import (
     FLOAT_BYTES,
     HEADER_BYTES,
@@ -317,7 +315,7 @@ class AgentSide:
         model, w, design = self.model, step.model, self.design
         # one thread fewer than the gradients' own: the driver's thread plans the exchange
         threads = gradient_threads() - 1
-        return _helper().submit(
+        return helper_thread().submit(
             model.agent_grads, w, design, out=out, agents=agents, threads=threads
         )
 
@@ -434,21 +432,6 @@ class AgentSide:
         return HEADER_BYTES + self.payload() + extra
 
 
-_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id: a forked child starts its own
-_HELPER_LOCK = threading.Lock()
-
-
-def _helper() -> ThreadPoolExecutor:
-    """Return this process's one helper thread that computes reports ahead
-    (:meth:`AgentSide.reports_ahead`), started at its first use. It is not a thread of the
-    gradients' pool (:func:`~edgesim.learning.segments.in_threads`), which it calls."""
-    with _HELPER_LOCK:
-        pid = os.getpid()
-        if pid not in _HELPER:
-            _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="edgesim-reports")
-        return _HELPER[pid]
-
-
 def _count(step: Gather, design: Design) -> int:
     """Return the number of recipients of ``step`` (the secure aggregation's n)."""
     return design.K if step.agents is None else int(np.asarray(step.agents).size)
@@ -513,53 +496,3 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
 
     outcome = drive(mechanism_gen, answer)
     return outcome, counters
-
-
-@dataclass(eq=False)
-class MostlyTrueSums:
-    """The reports of one step answered truthfully but for a few deviators, without the (m, p)
-    array: the data's moments give the truthful sum, and each deviator's report as sent
-    replaces its true gradient.
-
-    ``dev``: the deviators that replied (sorted); ``true`` and ``sent``: their true gradients
-    and their reports as sent, rows aligned with ``dev``. :meth:`merged` joins the sums of
-    a retry of the same step, so that a deviator whose reply a retry recovered counts with
-    its report as sent.
-    """
-
-    model: Model
-    design: Design
-    step: Gather
-    moments: object  # the model's gradient moments for step.sum_weights
-    dev: np.ndarray
-    true: np.ndarray
-    sent: np.ndarray
-
-    def sum_of(self, a: np.ndarray) -> np.ndarray:
-        """Return sum_i c_{a_i} report_i over the agents ``a`` (c = ``step.sum_weights``), (p,)."""
-        c = self.step.sum_weights
-        total = self.model.weighted_gradient_sum(self.step.model, self.design, self.moments, a)
-        rows = np.searchsorted(self.dev, a[np.isin(a, self.dev)])
-        return total + c[self.dev[rows]] @ (self.sent[rows] - self.true[rows])
-
-    def values_of(self, a: np.ndarray) -> np.ndarray:
-        """Return the reports of the agents ``a`` as sent, (len(a), p)."""
-        ids = np.sort(a)
-        out = self.model.agent_grads(self.step.model, self.design, agents=ids)
-        out = out[np.searchsorted(ids, a)]
-        is_dev = np.isin(a, self.dev)
-        out[is_dev] = self.sent[np.searchsorted(self.dev, a[is_dev])]
-        return out
-
-    def merged(self, other: MostlyTrueSums) -> MostlyTrueSums:
-        """Return the sums of this step's replies and ``other``'s (a retry's): both sets of
-        deviators, sorted, so a sum over every replier adds the deviations in the order a
-        lossless round does (the same bits)."""
-        dev = np.concatenate([self.dev, other.dev])
-        order = np.argsort(dev, kind="stable")
-        return dataclasses.replace(
-            self,
-            dev=dev[order],
-            true=np.concatenate([self.true, other.true])[order],
-            sent=np.concatenate([self.sent, other.sent])[order],
-        )
