@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.arrays import all_equal, column, constant
+from edgesim.arrays import all_equal, column, constant, squeezed
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
@@ -456,4 +456,6 @@ def _first_packet_ns(
         return arrive + first
     if discipline == "fifo":
         return done - work + first
-    return arrive + np.rint((done - arrive) * (first / np.maximum(work, 1))).astype(np.int64)
+    # one work for every message (a constant view): its share computed once, the same numbers
+    share = first / np.maximum(squeezed(work), 1)
+    return arrive + np.rint((done - arrive) * share).astype(np.int64)
