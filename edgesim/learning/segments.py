@@ -67,23 +67,26 @@ def gradient_threads() -> int:
     return min(8, usable_cpus())
 
 
-_POOL: dict[tuple, ThreadPoolExecutor] = {}  # one pool, by process and gradient_threads()
+_POOLS: dict[tuple, ThreadPoolExecutor] = {}  # by (process, name, workers)
 
 
-_HELPER: dict[int, ThreadPoolExecutor] = {}  # by process id: a forked child starts its own
-_HELPER_LOCK = threading.Lock()
+def _pool(name: str, workers: int) -> ThreadPoolExecutor:
+    """Return this process's pool ``name`` of ``workers`` threads, made at its first use (a
+    forked child has none of its parent's threads, so it makes its own). Two threads racing
+    here keep one pool (``setdefault``; an unused one starts no thread)."""
+    key = (os.getpid(), name, workers)
+    pool = _POOLS.get(key)
+    if pool is None:
+        pool = _POOLS.setdefault(key, ThreadPoolExecutor(workers, thread_name_prefix=name))
+    return pool
 
 
 def helper_thread() -> ThreadPoolExecutor:
-    """Return this process's one helper thread, started at its first use: work a caller
-    overlaps with its own (a batched exchange's reports while the network plans it,
+    """Return this process's one helper thread: work a caller overlaps with its own (a
+    batched exchange's reports while the network plans it,
     :meth:`edgesim.mechanisms.driver.AgentSide.reports_ahead`). It is not a thread of the
     gradients' pool, so the work it runs may call :func:`in_threads`."""
-    with _HELPER_LOCK:
-        pid = os.getpid()
-        if pid not in _HELPER:
-            _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="edgesim-helper")
-        return _HELPER[pid]
+    return _pool("edgesim-helper", 1)
 
 
 def block_threads(n_blocks: int) -> int:
@@ -112,22 +115,18 @@ def in_threads(work, n_blocks: int, chunk: int | None = None, most: int | None =
         work(0, n_blocks)
         return
     if chunk is None:
-        threads = block_threads(n_blocks) if most is None else min(most, block_threads(n_blocks))
-        chunk = min(THREAD_CHUNK_BLOCKS, -(-n_blocks // threads))
+        threads = block_threads(n_blocks)
     else:
         threads = 1 if n_blocks < 2 * chunk else gradient_threads()
-        threads = threads if most is None else min(most, threads)
+    if most is not None:
+        threads = min(most, threads)
     if threads <= 1:
         work(0, n_blocks)
         return
-    size = gradient_threads()  # one pool whatever the call's threads (it starts them as asked)
-    key = (os.getpid(), size)  # (a forked child has none of its parent's threads)
-    pool = _POOL.get(key)
-    if pool is None:  # the calling thread is the last of the threads
-        # (setdefault: two threads racing here keep one pool; an unused one starts no thread)
-        pool = _POOL.setdefault(
-            key, ThreadPoolExecutor(size - 1, thread_name_prefix="edgesim-grad")
-        )
+    if chunk is None:
+        chunk = min(THREAD_CHUNK_BLOCKS, -(-n_blocks // threads))
+    # one pool whatever the call's threads (it starts them as asked); the caller is the last
+    pool = _pool("edgesim-grad", gradient_threads() - 1)
     tasks = iter(range(0, n_blocks, chunk))
     taking = threading.Lock()
 

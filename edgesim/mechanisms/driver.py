@@ -319,13 +319,12 @@ class AgentSide:
             model.agent_grads, w, design, out=out, agents=agents, threads=threads
         )
 
-    def answer_ahead(self, ahead: Future, asked: np.ndarray, replied: np.ndarray) -> Replies:
-        """Return the :class:`Replies` of ``replied`` (the recipients ``asked`` whose replies
-        arrived, in the order asked) from the rows :meth:`reports_ahead` computed."""
+    def answer_ahead(self, ahead: Future, replied: np.ndarray, got: np.ndarray | None) -> Replies:
+        """Return the :class:`Replies` of ``replied`` from the rows :meth:`reports_ahead`
+        computed for every recipient: ``got`` (bool, aligned with the recipients) says whose
+        replies arrived, in the order asked; None when all did."""
         rows = ahead.result()
-        if replied.size < asked.size:
-            rows = rows[np.isin(asked, replied)]
-        return Replies(replied, values=rows)
+        return Replies(replied, values=rows if got is None else rows[got])
 
     def report_replies(self, step: Gather, agents: np.ndarray) -> Replies:
         """Return the :class:`Replies` to a report ask: the reports as sent, or only their

@@ -79,8 +79,8 @@ def _walk_group(arrive, work, s, e, slowness, by_period, ints, floats):
     periods (those of one FIFO server: a message arriving after its medium emptied starts
     one) are walked one by one, a message alone in its period through at arrival + work;
     else the group is walked whole (a medium with an efficiency). ``ints`` and ``floats``:
-    :func:`ps_grouped`'s scratch (:func:`_walk` uses ints rows 4 to 7, floats rows 1 and 2). Writes
-    ``floats[0, s:e]``, when each message is through (float64 ns, to be rounded)."""
+    :func:`ps_grouped`'s scratch (:func:`_walk` uses ints rows 4 to 7, floats rows 1 and 2).
+    Writes ``floats[0, s:e]``, when each message is through (float64 ns, to be rounded)."""
     through = floats[0]
     start = s
     c = 0
@@ -256,8 +256,8 @@ def ps_grouped(arrive, work, group, counts, slowness, with_efficiency, order, in
     messages finish together, so ties may come in any order); a group whose messages all
     arrive together takes the closed form of :func:`edgesim.network.medium._ps_together`
     (with an efficiency, its float running sum carried across those groups in group
-    order, as that function's one ``cumsum`` does), the others :func:`_walk_group`. Returns when each message is through (int64 ns), in the
-    messages' order.
+    order, as that function's one ``cumsum`` does), the others :func:`_walk_group`. Returns
+    when each message is through (int64 ns), in the messages' order.
     """
     m = arrive.size
     G = counts.size

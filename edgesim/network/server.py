@@ -319,12 +319,14 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             replied = yield from self.exchange(
                 agents, down, up, step.phase, step.problem, silent=silent, delay_ns=delays
             )
+            # which recipients replied (a steady exchange returns ``agents`` itself: all did)
+            got = None if replied.size == agents.size else np.isin(agents, replied)
             if ahead is None:
                 replies = self.side.answer(step, replied)
             else:
-                replies = self.side.answer_ahead(ahead, agents, replied)
-            if replied.size < agents.size:  # (a steady exchange returns ``agents`` itself)
-                replies.missing = agents[~np.isin(agents, replied)]
+                replies = self.side.answer_ahead(ahead, replied, got)
+            if got is not None:
+                replies.missing = agents[~got]
         progress.update(
             phase=step.phase,
             round=self.counters.rounds.get(step.phase, 0),

@@ -133,13 +133,13 @@ def test_a_few_blocks_are_split_over_the_threads_the_caller_among_them(monkeypat
 
 def test_one_thread_pool_whatever_the_block_count(monkeypatch):
     monkeypatch.setenv("EDGESIM_THREADS", "3")
-    monkeypatch.setattr(segments, "_POOL", {})
+    monkeypatch.setattr(segments, "_POOLS", {})
     for n_blocks in range(1, 12):
         segments.in_threads(lambda lo, hi: None, n_blocks)
-    key = (os.getpid(), 3)  # (a forked child makes its own)
-    assert list(segments._POOL) == [key]
-    assert segments._POOL[key]._max_workers == 2  # and the calling thread
-    segments._POOL[key].shutdown()
+    key = (os.getpid(), "edgesim-grad", 2)  # (a forked child makes its own)
+    assert list(segments._POOLS) == [key]
+    assert segments._POOLS[key]._max_workers == 2  # and the calling thread
+    segments._POOLS[key].shutdown()
 
 
 def test_in_threads_takes_at_most_the_threads_asked(monkeypatch):

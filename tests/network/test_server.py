@@ -444,9 +444,9 @@ def test_reports_computed_ahead_of_a_batched_exchange_are_the_same_bits(monkeypa
     ahead = []
     original = AgentSide.answer_ahead
 
-    def counted(self, future, asked, replied):
-        ahead.append((asked.size, replied.size))
-        return original(self, future, asked, replied)
+    def counted(self, future, replied, got):
+        ahead.append((replied.size if got is None else got.size, replied.size))
+        return original(self, future, replied, got)
 
     monkeypatch.setattr(AgentSide, "answer_ahead", counted)
     monkeypatch.setenv("EDGESIM_THREADS", "2")
