@@ -135,3 +135,19 @@ def select_rows(a: np.ndarray, rows) -> np.ndarray:
     if type(rows) is AllBut:
         return np.concatenate((a[: rows.skip], a[rows.skip + 1 :]))
     return a[rows]
+
+
+#: Rows :func:`keep_rows` moves at a time (its temporary: at most this many rows).
+KEEP_CHUNK_ROWS = 8192
+
+
+def keep_rows(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Move the rows of ``a`` that ``keep`` (bool, one per row) selects to its front, in order,
+    in place; returns the view ``a[:keep.sum()]``, whose rows equal ``a[keep]``. The gather
+    goes by chunks of :data:`KEEP_CHUNK_ROWS` rows, so its temporary is a chunk, not a copy
+    of ``a`` (a later chunk's rows lie after every row written before it)."""
+    idx = np.flatnonzero(keep)
+    for lo in range(0, idx.size, KEEP_CHUNK_ROWS):
+        part = idx[lo : lo + KEEP_CHUNK_ROWS]
+        a[lo : lo + part.size] = a[part]
+    return a[: idx.size]

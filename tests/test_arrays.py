@@ -77,3 +77,15 @@ def test_every_agent_but_one_is_found_and_added_through_by_slices():
     arrays.add_rows(target, index, np.array([1, 2, 3]))
     assert target.tolist() == [2, 0, 1, 0, 0, 3]
     assert arrays.select_rows(np.arange(6) * 10, index).tolist() == [20, 0, 50]
+
+
+def test_kept_rows_move_to_the_front_in_place_chunk_by_chunk(monkeypatch):
+    monkeypatch.setattr(arrays, "KEEP_CHUNK_ROWS", 3)  # several chunks
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 7, 20):
+        a = rng.standard_normal((n, 4))
+        keep = rng.random(n) < 0.6
+        expected = a[keep].copy()
+        got = arrays.keep_rows(a, keep)
+        assert np.shares_memory(got, a) or got.size == 0
+        assert np.array_equal(got, expected)

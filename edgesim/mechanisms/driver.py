@@ -19,6 +19,7 @@ import numpy as np
 
 from edgesim import progress
 from edgesim.agents import Population
+from edgesim.arrays import keep_rows
 from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
 from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads, helper_thread
@@ -322,9 +323,11 @@ class AgentSide:
     def answer_ahead(self, ahead: Future, replied: np.ndarray, got: np.ndarray | None) -> Replies:
         """Return the :class:`Replies` of ``replied`` from the rows :meth:`reports_ahead`
         computed for every recipient: ``got`` (bool, aligned with the recipients) says whose
-        replies arrived, in the order asked; None when all did."""
+        replies arrived, in the order asked; None when all did. The repliers' rows are moved
+        to the front of the rows' buffer (:func:`~edgesim.arrays.keep_rows`), not copied: no
+        second (K, p) array, as the memory estimate counts."""
         rows = ahead.result()
-        return Replies(replied, values=rows if got is None else rows[got])
+        return Replies(replied, values=rows if got is None else keep_rows(rows, got))
 
     def report_replies(self, step: Gather, agents: np.ndarray) -> Replies:
         """Return the :class:`Replies` to a report ask: the reports as sent, or only their
