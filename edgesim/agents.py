@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from edgesim.arrays import as_slice
 from edgesim.config import (
     NoOptions,
     attach_options,
@@ -324,6 +325,16 @@ class Population:
         return self._deviators
 
     @property
+    def may_withhold(self) -> bool:
+        """Whether some agent's strategy may withhold a reply (else :meth:`withheld` is None)."""
+        return self._may_withhold
+
+    @property
+    def may_delay(self) -> bool:
+        """Whether some agent's strategy may hold a reply back (else :meth:`delays_s` is None)."""
+        return self._may_delay
+
+    @property
     def all_truthful(self) -> bool:
         """Whether every agent reports its true values (no strategy transforms a report)."""
         return not self._groups
@@ -363,7 +374,10 @@ class Population:
         for g, pos, req in self._requests(agents, request_of):
             if out is reports:
                 out = reports.copy()
-            out[pos] = self._groups[g].report(req, reports[pos])
+            # a slice of the copy holds the same rows as the gather of ``reports`` would,
+            # without the gather (``reports`` itself is never handed to a strategy)
+            rows = out[pos] if type(pos) is slice else reports[pos]
+            out[pos] = self._groups[g].report(req, rows)
             if self._groups[g].remembers:
                 self._remember(g, req, out[pos])
         return out
@@ -400,7 +414,7 @@ class Population:
         labels = self._label[agents]
         if len(self._groups) == 1:  # the common case (one deviator, a search): no np.unique
             pos = (labels == 0).nonzero()[0]
-            found = [(0, pos)] if pos.size else []
+            found = [(0, as_slice(pos))] if pos.size else []
         else:
             found = [(g, None) for g in np.unique(labels[labels >= 0]).tolist()]
         for g, pos in found:

@@ -25,7 +25,28 @@ def constant(m: int, value: int) -> np.ndarray:
     The views are kept (read-only, so shareable): ``numpy.broadcast_to`` costs about 4 us a
     call, a cached view 0.05 us, which counts in small exchanges (K = 2: a round is 25 us).
     """
-    return np.broadcast_to(np.int64(value), (m,))
+    key = (m, value)
+    view = _CONSTANTS.get(key)
+    if view is None:
+        if len(_CONSTANTS) >= CONSTANTS_KEPT:
+            _CONSTANTS.clear()
+        view = _CONSTANTS[key] = np.broadcast_to(np.int64(value), (m,))
+    return view
+
+
+#: :func:`constant` keeps at most this many views (a run asks for a few sizes).
+CONSTANTS_KEPT = 256
+_CONSTANTS: dict[tuple, np.ndarray] = {}
+
+
+def as_slice(positions: np.ndarray) -> slice | np.ndarray:
+    """Return the sorted, distinct, non-empty int ``positions`` as a slice when they are
+    consecutive (one deviator, or a run of them: a slice's view costs less than a gather),
+    else as they are."""
+    first, last = int(positions[0]), int(positions[-1])
+    if last - first + 1 == positions.size:
+        return slice(first, last + 1)
+    return positions
 
 
 def is_constant(a: np.ndarray) -> bool:

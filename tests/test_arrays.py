@@ -89,3 +89,23 @@ def test_kept_rows_move_to_the_front_in_place_chunk_by_chunk(monkeypatch):
         got = arrays.keep_rows(a, keep)
         assert np.shares_memory(got, a) or got.size == 0
         assert np.array_equal(got, expected)
+
+
+def test_as_slice_is_a_slice_only_for_consecutive_positions():
+    """Consecutive positions select the same elements as a slice; others stay an array."""
+    a = np.arange(10) * 3
+    for pos in ([4], [2, 3, 4], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]):
+        sl = arrays.as_slice(np.array(pos))
+        assert type(sl) is slice and np.array_equal(a[sl], a[pos])
+    gaps = np.array([1, 3, 4])
+    assert arrays.as_slice(gaps) is gaps
+
+
+def test_constant_views_are_kept_and_read_only():
+    """constant() hands out one read-only view per (m, value), and holds a bounded number."""
+    v = arrays.constant(5, 7)
+    assert arrays.constant(5, 7) is v and not v.flags.writeable
+    assert np.array_equal(v, np.full(5, 7)) and arrays.total(v) == 35
+    for m in range(arrays.CONSTANTS_KEPT + 3):
+        arrays.constant(m, 1)
+    assert len(arrays._CONSTANTS) <= arrays.CONSTANTS_KEPT

@@ -114,6 +114,17 @@ class Design:
         )
 
     @cached_property
+    def equal_blocks(self) -> bool:
+        """Whether every agent has as many training rows as the others (then the segment sums
+        of :func:`~edgesim.learning.segments.segment_sum` are batched products, not sparse)."""
+        return bool(self.n_k.size) and int(self.n_k.min()) == int(self.n_k.max())
+
+    @cached_property
+    def everyone(self) -> np.ndarray:
+        """Return 0..K-1 (int64): every agent, made once."""
+        return np.arange(self.K, dtype=np.int64)
+
+    @cached_property
     def block_parts(self) -> tuple | None:
         """Return :meth:`block_part` of every block of a small design (at most
         :data:`KEPT_BLOCKS` blocks), made once (a K = 2 search takes 80 000 rounds); None for

@@ -22,6 +22,7 @@ buffers, subsets, threads), and splitting them would scatter that contract.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,15 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     in_threads,
     segment_sum,
 )
+
+#: A ridge model's reports on a one-block design run compiled
+#: (:mod:`edgesim.learning.compiled_grads`) once a process has asked for this many of them:
+#: a best-response search asks for about 80 000 (the compiled call takes about a third of
+#: numpy's dozen), a plain run for a few, and then never loads numba.
+COMPILED_REPORTS_FROM = 2000
+_COMPILED_GRADS = "edgesim.learning.compiled_grads"
+_small_reports = 0  # one-block reports asked for in this process (until numba is loaded)
+_ridge_rows = None  # the compiled kernel, once loaded
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
@@ -186,6 +196,10 @@ class Model:
         threads (default :func:`~edgesim.learning.segments.gradient_threads`); any count
         gives the same bits.
         """
+        if clip_norm is None:
+            rows = self._compiled_rows(w, design, agents, out)
+            if rows is not None:
+                return rows
         K = design.K
         if agents is not None and agents.size > 1 and (agents[1:] <= agents[:-1]).any():
             # not sorted: gather
@@ -233,6 +247,11 @@ class Model:
 
         in_threads(some_blocks, len(blocks), most=threads)
         return g
+
+    def _compiled_rows(self, w, design, agents, out) -> np.ndarray | None:
+        """Return :meth:`agent_grads`' unclipped rows from a compiled kernel, the same bits, or
+        None where this model has none or it does not pay (then numpy computes them)."""
+        return None
 
     def agent_grads_each(self, W: np.ndarray, design: Design) -> np.ndarray:
         """Return grad F_k(W[k]) for every agent k, each at its own model; W is (K, n_params)."""
@@ -351,6 +370,40 @@ class Ridge(Model):
         """Data part of the per-sample loss 0.5 (x.w - y)^2, shape (n,)."""
         r = Xa @ w - y
         return 0.5 * r * r
+
+    def _compiled_rows(self, w, design, agents, out) -> np.ndarray | None:
+        """Return the unclipped rows of ``agents`` (None: every agent), (m, n_params), from
+        :func:`edgesim.learning.compiled_grads.ridge_rows` (the same bits as numpy's), written
+        into ``out`` when given; or None: a design of more than one row block (where numpy's
+        per-call cost is small beside the arithmetic), rows not in float64, agents all with
+        the same number of rows (numpy's segment sums are then a batched BLAS product, whose
+        order of operations is not reproduced), or a process that has not yet asked for
+        :data:`COMPILED_REPORTS_FROM` such reports (numba not loaded)."""
+        global _small_reports, _ridge_rows
+        if len(design.blocks) != 1 or design.Xa.dtype != np.float64 or design.equal_blocks:
+            return None
+        if _ridge_rows is None:
+            _small_reports += 1
+            if _small_reports < COMPILED_REPORTS_FROM and _COMPILED_GRADS not in sys.modules:
+                return None
+            from edgesim.learning.compiled_grads import ridge_rows
+
+            _ridge_rows = ridge_rows
+        y, starts, n_k, _ = design.block_parts[0]
+        if y.dtype != np.float64 or w.dtype != np.float64:
+            return None
+        everyone = agents is None
+        agents = design.everyone if everyone else np.ascontiguousarray(agents, dtype=np.int64)
+        if out is None or not out.flags.c_contiguous:
+            rows = np.empty((agents.size, w.size))
+        else:
+            rows = out
+        X = design.Xa
+        _ridge_rows(X @ w, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows)
+        if rows is not out and out is not None:
+            out[...] = rows
+            return out
+        return rows
 
     def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None, out=None):
         r = Xa @ w

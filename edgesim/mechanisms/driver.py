@@ -19,7 +19,7 @@ import numpy as np
 
 from edgesim import progress
 from edgesim.agents import Population
-from edgesim.arrays import keep_rows
+from edgesim.arrays import keep_rows, total
 from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
 from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads, helper_thread
@@ -102,6 +102,11 @@ def mostly_true_unclipped(clip_norm: float | None, population: Population) -> bo
     return clip_norm is None and population.deviators().size * 8 <= population.K
 
 
+#: Reports of at most this many values take a fresh array, not a kept buffer (page faults
+#: do not count at that size; the buffers' bookkeeping does, in a K = 2 search).
+SMALL_REPORTS = 4096
+
+
 class AgentSide:
     """Every agent's computation: true reports from its own data, then its strategy.
 
@@ -155,6 +160,8 @@ class AgentSide:
         hold any more (a mechanism still reading last round's replies, or keeping
         them, holds a reference: then the other buffer, or a fresh array, is used).
         """
+        if m * n_params <= SMALL_REPORTS:
+            return np.empty((m, n_params))
         for i in range(len(self._buffers)):
             # References: the list's and getrefcount's own argument; a view adds one.
             if sys.getrefcount(self._buffers[i]) == 2 and self._buffers[i].shape[1] == n_params:
@@ -202,14 +209,14 @@ class AgentSide:
         """Return which of ``agents`` (the recipients of ``step``) withhold their reply, bool
         aligned with ``agents``, or None when none does (no strategy may withhold, or the
         step asks for no report)."""
-        if not step.ask.is_report:
+        if not step.ask.is_report or not self.population.may_withhold:
             return None
         return self.population.withheld(agents, self.request_of(step))
 
     def delays_ns(self, step: Gather, agents: np.ndarray) -> np.ndarray | None:
         """Return how long each of ``agents`` holds its reply to ``step`` back (int64 ns,
         aligned with ``agents``), or None when none does."""
-        if not step.ask.is_report:
+        if not step.ask.is_report or not self.population.may_delay:
             return None
         delays = self.population.delays_s(agents, self.request_of(step))
         return None if delays is None else np.rint(delays * 1e9).astype(np.int64)
@@ -217,10 +224,11 @@ class AgentSide:
     def request_of(self, step: Gather):
         """Return a function mapping a block of recipients of ``step`` to the
         :class:`~edgesim.device_view.Request` they answer (what each device knows)."""
-        if step.phase == "phase2" and step.problem >= 0:
-            payees = np.atleast_1d(step.problem if step.payees is None else step.payees)
-        else:
-            payees = np.zeros(0, dtype=np.int64)
+
+        def payees() -> np.ndarray:
+            if step.phase == "phase2" and step.problem >= 0:
+                return np.atleast_1d(step.problem if step.payees is None else step.payees)
+            return np.zeros(0, dtype=np.int64)
 
         def request(block: np.ndarray) -> Request:
             return Request(
@@ -232,7 +240,7 @@ class AgentSide:
                 reference=step.reference,
                 agents=block,
                 rng=self.rng,
-                own_problem=lambda: np.isin(block, payees),
+                own_problem=lambda: np.isin(block, payees()),
                 own_data=lambda: self.own_data(block),
             )
 
@@ -485,7 +493,7 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
             counters.messages_up += replied.size
             counters.transmissions_up += replied.size
             counters.bytes_down += m * agent_side.download_bytes(step)
-            counters.bytes_up += int(agent_side.upload_bytes(step, replied).sum())
+            counters.bytes_up += total(agent_side.upload_bytes(step, replied))
             progress.update(
                 phase=step.phase,
                 round=counters.rounds[step.phase],

@@ -67,9 +67,15 @@ class Repair:
         For a :class:`GatherMany`, a list of Replies (one per part); a retry is then
         one exchange re-asking each part's missing agents.
         """
+        got = yield step
+        if type(got) is Replies and not got.missing.size and self.policy != "stale":
+            return got  # (the common case, on its own: nothing to repair or remember)
+        return (yield from self._repaired(step, got))
+
+    def _repaired(self, step: Gather | GatherMany, got):
+        """:meth:`gather` after the first exchange (``got``: its replies)."""
         many = isinstance(step, GatherMany)
         parts = list(step.parts) if many else [step]
-        got = yield step
         rs = list(got) if many else [got]
         lacking = [i for i, r in enumerate(rs) if r.missing.size and _repairable(parts[i])]
         if lacking and self.policy == "retry":

@@ -70,7 +70,7 @@ def descend(
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
         del r  # the replies can be large (K x p): not held while the next round is answered
-        if not np.isfinite(w).all():
+        if not np.logical_and.reduce(np.isfinite(w)):  # (.all(), without its Python wrapper)
             return w, t + 1, True
     return w, rounds, False
 

@@ -76,11 +76,12 @@ def test_gradient_bound_is_the_clip_norm_of_dp_ffl_unless_clip_norm_is_set(tmp_p
     )
 
 
-def test_report_buffers_are_reused_only_when_nobody_holds_the_reports():
+def test_report_buffers_are_reused_only_when_nobody_holds_the_reports(monkeypatch):
     """A round's (K, p) reports reuse an earlier round's buffer once nothing refers to it;
-    reports a mechanism still holds are never overwritten."""
+    reports a mechanism still holds are never overwritten. Small reports take fresh arrays."""
     from edgesim.agents import Population
     from edgesim.learning.models import Ridge
+    from edgesim.mechanisms import driver
     from edgesim.mechanisms.driver import AgentSide
     from edgesim.mechanisms.protocol import Gather
     from tests.helpers import make_regression
@@ -89,6 +90,10 @@ def test_report_buffers_are_reused_only_when_nobody_holds_the_reports():
     model = Ridge(0.1)
     side = AgentSide(model, model.design(data), Population(6), np.random.default_rng(0))
     everyone = np.arange(6)
+    w0 = np.zeros(model.n_params(data.d))
+    side.reports(Gather(w0, ask="gradient"), everyone)
+    assert side._buffers == []  # 6 x p values: below SMALL_REPORTS
+    monkeypatch.setattr(driver, "SMALL_REPORTS", 0)
     w1, w2, w3 = (np.full(model.n_params(data.d), v) for v in (0.1, 0.2, 0.3))
     kept = side.reports(Gather(w1, ask="gradient"), everyone)
     first = kept.copy()

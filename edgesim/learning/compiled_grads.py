@@ -1,0 +1,47 @@
+"""A ridge model's reports on a small design, compiled: what a best-response search runs.
+
+A search on the paper's Fig. 1 (K = 2, one row block) asks for about 80 000 rounds of two
+reports. In numpy each round is a dozen calls of a few microseconds each (the residuals,
+scipy's sparse segment sum, the division by n_k, the regulariser), most of it per-call
+cost, not arithmetic. :func:`ridge_rows` is the same arithmetic in one compiled call, with
+the same floating-point operations in the same order as
+:meth:`edgesim.learning.models.Model.agent_grads` (IEEE double, no fast-math, no fused
+multiply-add: numba's defaults), so the reports are the same bits:
+
+- the residual r_i = s_i - y_i, where s = X w comes from numpy (BLAS's dot products are not
+  reproduced here);
+- each agent's sum of r_i x_i over its rows in row order, from zero, as scipy's CSR kernel
+  (``csr_matvecs``) sums them;
+- the sum divided by n_k, then l2 w_c added (``gb /= n_k``; ``gb += l2 * w``).
+
+numba is imported only when a process has asked for many such reports
+(:data:`edgesim.learning.models.COMPILED_REPORTS_FROM`); the function is cached on disk
+(``cache=True``) after its first use.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def ridge_rows(s, y, X, starts, counts, n_k, l2, w, agents, out):
+    """Write grad F_k(w) of each agent ``agents[j]`` into ``out[j]`` and return ``out``.
+
+    ``s``: X w over the block's rows (n,); ``y`` (n,) and ``X`` (n, p) the block's rows;
+    ``starts``, ``counts`` (int64) and ``n_k`` (float64): each agent's first row in the
+    block, its number of rows and that number as a float; ``agents``: block-relative
+    agent indices (any order); ``out``: (len(agents), p) float64.
+    """
+    p = out.shape[1]
+    for j in range(agents.size):
+        k = agents[j]
+        for c in range(p):
+            out[j, c] = 0.0
+        for i in range(starts[k], starts[k] + counts[k]):
+            a = s[i] - y[i]
+            for c in range(p):
+                out[j, c] += a * X[i, c]
+        for c in range(p):
+            out[j, c] = out[j, c] / n_k[k] + l2 * w[c]
+    return out
