@@ -317,6 +317,7 @@ class Population:
                 self._groups.append(s)
             self._label[k] = index[key]
         self._deviators = np.flatnonzero(self._label >= 0)  # asked every exchange: once here
+        self._last_found: tuple | None = None  # (agents, _found_in(agents)) when kept
         self._may_withhold = any(s.may_withhold for s in self._groups)  # the same: once here
         self._may_delay = any(s.may_delay for s in self._groups)
 
@@ -411,20 +412,33 @@ class Population:
     def _requests(self, agents: np.ndarray, request_of, flag: str | None = None):
         """Yield (group, positions in ``agents``, its Request) for each strategy group among
         ``agents`` (only groups whose strategy has ``flag`` set, when given)."""
+        for g, pos in self._found_in(agents):
+            if flag is not None and not getattr(self._groups[g], flag):
+                continue
+            req = request_of(agents[pos])
+            if self._groups[g].remembers:
+                req.history = self._history.setdefault(g, [])
+            yield g, pos, req
+
+    def _found_in(self, agents: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
+        """Return (group, its positions in ``agents``) for each strategy group among ``agents``
+        (the positions as a slice where consecutive). Kept for the last ``agents`` array that
+        is read-only and owns its data (it cannot change: a driver's "every agent", asked
+        every round)."""
+        if self._last_found is not None and self._last_found[0] is agents:
+            return self._last_found[1]
         labels = self._label[agents]
         if len(self._groups) == 1:  # the common case (one deviator, a search): no np.unique
             pos = (labels == 0).nonzero()[0]
             found = [(0, as_slice(pos))] if pos.size else []
         else:
-            found = [(g, None) for g in np.unique(labels[labels >= 0]).tolist()]
-        for g, pos in found:
-            if flag is not None and not getattr(self._groups[g], flag):
-                continue
-            pos = np.flatnonzero(labels == g) if pos is None else pos
-            req = request_of(agents[pos])
-            if self._groups[g].remembers:
-                req.history = self._history.setdefault(g, [])
-            yield g, pos, req
+            found = [
+                (g, as_slice(np.flatnonzero(labels == g)))
+                for g in np.unique(labels[labels >= 0]).tolist()
+            ]
+        if agents.flags.owndata and not agents.flags.writeable:
+            self._last_found = (agents, found)
+        return found
 
     def _remember(self, g: int, req, rows, withheld: np.ndarray | None = None) -> None:
         """Append what group ``g``'s agents sent for ``req`` to its history (rows copied)."""

@@ -152,3 +152,22 @@ def test_cluster_ids_are_scenario_agent_ids_when_an_agent_opts_out():
     clusters = run(sc)["mechanism_info"]["cluster_of_agent"]
     assert len(clusters) == 5 and clusters[0] is None
     assert sorted(c for c in clusters if c is not None) == [0, 0, 1, 1]
+
+
+def test_strategy_positions_are_kept_only_for_an_unchangeable_agents_array():
+    """Population keeps the deviators' positions for a read-only array owning its data (what
+    the in-memory driver asks every round), and finds them again in any other array."""
+    pop = Population(6, {1: Amplify(2.0), 2: Amplify(2.0), 4: Amplify(3.0)})
+    fixed = np.arange(6)
+    fixed.flags.writeable = False
+    assert pop._found_in(fixed) == [(0, slice(1, 3)), (1, slice(4, 5))]
+    assert pop._found_in(fixed) is pop._found_in(fixed)  # kept
+    loose = np.arange(6)
+    first = pop._found_in(loose)
+    loose[:] = [5, 4, 3, 2, 1, 0]  # a writeable array may change between calls
+    again = pop._found_in(loose)
+    assert again is not first and again[0][0] == 0
+    assert np.array_equal(loose[again[0][1]], [2, 1]) and np.array_equal(loose[again[1][1]], [4])
+    view = fixed[1:]
+    assert pop._found_in(view) == [(0, slice(0, 2)), (1, slice(3, 4))]
+    assert pop._last_found[0] is fixed  # a view is never kept

@@ -334,7 +334,7 @@ def weighted_total(
     ``replies.sum_of`` (a step with ``sum_weights``, whose entries at the
     repliers are ``weights``) gives the sum without the per-agent reports.
     """
-    got = float(np.add.reduce(weights))  # weights.sum(), without its Python wrapper
+    got = np.add.reduce(weights).item()  # float(weights.sum()), without its Python wrappers
     if replies.total is not None:
         total = replies.total
     elif replies.sum_of is not None:  # the step's sum_weights are the repliers' ``weights``

@@ -264,8 +264,10 @@ class AgentSide:
     def true_gradients(self, w: np.ndarray, agents: np.ndarray) -> np.ndarray:
         """Return grad F_k(w) of each of ``agents``, (m, p), per-sample data gradients clipped
         to norm ``clip_norm`` (in a reused buffer: :meth:`_buffer`)."""
-        over = self._clipped(self.clip_norm)
         out = self._buffer(agents.size, w.size)
+        if self.clip_norm is None:
+            return self.model.agent_grads(w, self.design, out=out, agents=agents)
+        over = self._clipped(self.clip_norm)
         true = self.model.agent_grads(w, self.design, self.clip_norm, over, out=out, agents=agents)
         self._tally(self.gradient_clips, over, agents)
         return true
@@ -470,6 +472,7 @@ def run_in_memory(mechanism_gen, agent_side: AgentSide, K: int):
     """
     counters = Counters()
     everyone = np.arange(K)
+    everyone.flags.writeable = False  # (the strategies' positions in it are kept: Population)
 
     def answer(step: Gather | GatherMany) -> Replies | list[Replies]:
         if isinstance(step, GatherMany):  # one message each way per recipient

@@ -278,6 +278,11 @@ class GatherMany:
         return union, each
 
 
+#: :attr:`Replies.missing` when every recipient replied: one read-only empty array, shared.
+NONE_MISSING = np.zeros(0, dtype=np.int64)
+NONE_MISSING.flags.writeable = False
+
+
 @dataclass(eq=False)
 class Replies:
     """What the server received for one :class:`Gather`.
@@ -305,7 +310,7 @@ class Replies:
     total: np.ndarray | None = None
     data: object = None
     rounds: object = None
-    missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    missing: np.ndarray = field(default_factory=lambda: NONE_MISSING)
     sum_of: Callable[[np.ndarray], np.ndarray] | None = None
     values_of: Callable[[np.ndarray], np.ndarray] | None = None
 
