@@ -21,6 +21,7 @@ numba is imported only when a process has asked for many such reports
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -44,4 +45,36 @@ def ridge_rows(s, y, X, starts, counts, n_k, l2, w, agents, out):
                 out[j, c] += a * X[i, c]
         for c in range(p):
             out[j, c] = out[j, c] / n_k[k] + l2 * w[c]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def logistic_rows(E, sums, y, X, starts, counts, n_k, l2, w, agents, out):
+    """Write grad F_k(w) of each agent ``agents[j]`` into ``out[j]`` and return ``out``.
+
+    ``E`` (n, C): exp(scores - each row's max) over the block's rows, and ``sums`` (n,) their
+    row sums, both from numpy (its exp is not libm's); ``y`` the rows' labels; the rest as
+    :func:`ridge_rows`. The operations of the numpy path, in its order: the probability
+    E[i, c] / sums[i], less 1.0 in the label's column; each agent's sum over its rows of
+    that times x_ij, from zero in row order, into column j C + c; divided by n_k; l2 w added.
+    """
+    C = E.shape[1]
+    m = X.shape[1]
+    acc = np.empty(m * C)  # (local: the compiler keeps no alias of ``out`` in the loop)
+    a = np.empty(C)
+    for j in range(agents.size):
+        k = agents[j]
+        acc[:] = 0.0
+        for i in range(starts[k], starts[k] + counts[k]):
+            for c in range(C):
+                a[c] = E[i, c] / sums[i]
+            a[y[i]] = a[y[i]] - 1.0
+            for c in range(C):  # acc holds (C, m): the inner loop runs along a row of X
+                ac = a[c]
+                for f in range(m):
+                    acc[c * m + f] += ac * X[i, f]
+        for f in range(m):
+            for c in range(C):
+                q = f * C + c
+                out[j, q] = acc[c * m + f] / n_k[k] + l2 * w[q]
     return out

@@ -22,6 +22,7 @@ buffers, subsets, threads), and splitting them would scatter that contract.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass
 
@@ -50,7 +51,19 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
 COMPILED_REPORTS_FROM = 2000
 _COMPILED_GRADS = "edgesim.learning.compiled_grads"
 _small_reports = 0  # one-block reports asked for in this process (until numba is loaded)
-_ridge_rows = None  # the compiled kernel, once loaded
+_kernels = None  # the module of compiled kernels, once loaded
+
+
+def _compiled_kernels():
+    """Return :mod:`edgesim.learning.compiled_grads` once this process has asked for
+    :data:`COMPILED_REPORTS_FROM` one-block reports (or loaded it already), else None."""
+    global _small_reports, _kernels
+    if _kernels is None:
+        _small_reports += 1
+        if _small_reports < COMPILED_REPORTS_FROM and _COMPILED_GRADS not in sys.modules:
+            return None
+        _kernels = importlib.import_module(_COMPILED_GRADS)
+    return _kernels
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
@@ -248,10 +261,45 @@ class Model:
         in_threads(some_blocks, len(blocks), most=threads)
         return g
 
+    #: Whether the model writes its one-block reports by a compiled kernel
+    #: (:meth:`_fill_compiled`, :mod:`edgesim.learning.compiled_grads`).
+    compiled_reports = False
+
     def _compiled_rows(self, w, design, agents, out) -> np.ndarray | None:
-        """Return :meth:`agent_grads`' unclipped rows from a compiled kernel, the same bits, or
-        None where this model has none or it does not pay (then numpy computes them)."""
-        return None
+        """Return :meth:`agent_grads`' unclipped rows of ``agents`` (None: every agent), (m,
+        n_params), from the model's compiled kernel (the same bits as numpy's), written into
+        ``out`` when given; or None, and numpy computes them: a model without a kernel, a
+        design of more than one row block (where numpy's per-call cost is small beside the
+        arithmetic), rows not in float64, agents all with the same number of rows (numpy's
+        segment sums are then a batched BLAS product, whose order of operations is not
+        reproduced), or a process that has not yet asked for :data:`COMPILED_REPORTS_FROM`
+        such reports (numba not loaded)."""
+        if (
+            not self.compiled_reports
+            or len(design.blocks) != 1
+            or design.Xa.dtype != np.float64
+            or w.dtype != np.float64
+            or design.equal_blocks
+        ):
+            return None
+        kernels = _compiled_kernels()
+        if kernels is None:
+            return None
+        agents = design.everyone if agents is None else np.ascontiguousarray(agents, np.int64)
+        if out is None or not out.flags.c_contiguous:
+            rows = np.empty((agents.size, w.size))
+        else:
+            rows = out
+        self._fill_compiled(kernels, w, design, agents, rows)
+        if rows is not out and out is not None:
+            out[...] = rows
+            return out
+        return rows
+
+    def _fill_compiled(self, kernels, w, design, agents, rows) -> None:
+        """Write the unclipped reports of ``agents`` into ``rows`` with ``kernels`` (the module
+        :mod:`edgesim.learning.compiled_grads`); models with ``compiled_reports`` define it."""
+        raise NotImplementedError
 
     def agent_grads_each(self, W: np.ndarray, design: Design) -> np.ndarray:
         """Return grad F_k(W[k]) for every agent k, each at its own model; W is (K, n_params)."""
@@ -357,6 +405,7 @@ class Ridge(Model):
     """Ridge regression: per-sample loss 0.5 (x.w - y)^2 + 0.5 l2 |w|^2."""
 
     kind = "ridge"
+    compiled_reports = True
 
     def n_params(self, d: int) -> int:
         """Number of parameters: d + 1 with an intercept, d otherwise."""
@@ -371,39 +420,11 @@ class Ridge(Model):
         r = Xa @ w - y
         return 0.5 * r * r
 
-    def _compiled_rows(self, w, design, agents, out) -> np.ndarray | None:
-        """Return the unclipped rows of ``agents`` (None: every agent), (m, n_params), from
-        :func:`edgesim.learning.compiled_grads.ridge_rows` (the same bits as numpy's), written
-        into ``out`` when given; or None: a design of more than one row block (where numpy's
-        per-call cost is small beside the arithmetic), rows not in float64, agents all with
-        the same number of rows (numpy's segment sums are then a batched BLAS product, whose
-        order of operations is not reproduced), or a process that has not yet asked for
-        :data:`COMPILED_REPORTS_FROM` such reports (numba not loaded)."""
-        global _small_reports, _ridge_rows
-        if len(design.blocks) != 1 or design.Xa.dtype != np.float64 or design.equal_blocks:
-            return None
-        if _ridge_rows is None:
-            _small_reports += 1
-            if _small_reports < COMPILED_REPORTS_FROM and _COMPILED_GRADS not in sys.modules:
-                return None
-            from edgesim.learning.compiled_grads import ridge_rows
-
-            _ridge_rows = ridge_rows
+    def _fill_compiled(self, kernels, w, design, agents, rows) -> None:
+        """Write the rows of ``agents`` into ``rows`` by ``kernels.ridge_rows``."""
         y, starts, n_k, _ = design.block_parts[0]
-        if y.dtype != np.float64 or w.dtype != np.float64:
-            return None
-        everyone = agents is None
-        agents = design.everyone if everyone else np.ascontiguousarray(agents, dtype=np.int64)
-        if out is None or not out.flags.c_contiguous:
-            rows = np.empty((agents.size, w.size))
-        else:
-            rows = out
         X = design.Xa
-        _ridge_rows(X @ w, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows)
-        if rows is not out and out is not None:
-            out[...] = rows
-            return out
-        return rows
+        kernels.ridge_rows(X @ w, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows)
 
     def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None, out=None):
         r = Xa @ w
@@ -503,6 +524,7 @@ class Logistic(Model):
     """Multinomial logistic regression: -log softmax(W^T x)_y + 0.5 l2 |W|_F^2."""
 
     kind = "logistic"
+    compiled_reports = True
 
     def __init__(self, l2: float, intercept: bool = True, n_classes: int = 2):
         if n_classes < 2:
@@ -544,14 +566,31 @@ class Logistic(Model):
         logp = log_softmax(self._scores_each(W, Xa, agent), axis=1)
         return -logp[np.arange(Xa.shape[0]), y]
 
-    def _class_sums(self, S, Xa, y, starts, n_k, clip=None, out=None):
-        # Softmax probabilities minus the one-hot label. Reductions over the few class
-        # columns are written column by column: numpy's axis=1 reduce is slow on short rows.
+    @staticmethod
+    def _exp_scores(S):
+        """Return (exp(S - each row's max), each row's sum of them): the softmax probabilities
+        are their quotients. Reductions over the few class columns are written column by
+        column: numpy's axis=1 reduce is slow on short rows."""
         top = S[:, 0].copy()
         for c in range(1, S.shape[1]):
             np.maximum(top, S[:, c], out=top)
         E = np.exp(S - top[:, None])
-        E /= (E @ np.ones(S.shape[1]))[:, None]
+        return E, E @ np.ones(S.shape[1])
+
+    def _fill_compiled(self, kernels, w, design, agents, rows) -> None:
+        """Write the rows of ``agents`` into ``rows``: the scores' exponentials and their row
+        sums from numpy (:meth:`_exp_scores`), the rest by ``kernels.logistic_rows``."""
+        y, starts, n_k, _ = design.block_parts[0]
+        X = design.Xa
+        E, sums = self._exp_scores(self._scores(w, X))
+        kernels.logistic_rows(
+            E, sums, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows
+        )
+
+    def _class_sums(self, S, Xa, y, starts, n_k, clip=None, out=None):
+        # Softmax probabilities minus the one-hot label.
+        E, sums = self._exp_scores(S)
+        E /= sums[:, None]
         E.reshape(-1)[np.arange(Xa.shape[0]) * S.shape[1] + y] -= 1.0
         over = None
         if clip is not None:  # the gradient x_i (p_i - e_y)^T has norm ||p_i - e_y|| ||x_i||
