@@ -114,7 +114,7 @@ class ExchangePlanning:
             down, at_ap, copies = self._broadcast(dev, int(down_bytes), rng, here)
             arrive = at_ap + down.airtime_ns + down.after_ns
         else:
-            down = net.downlink.send(dev, down_sizes, rng, here)
+            down = net.downlink.send_from(dev, down_sizes, rng, here)  # (dev: our devices)
             arrive = self._arrive_ns(dev, down_sizes, down, rng)
         delivered = down.delivered if horizon is None else down.delivered & (arrive <= horizon)
         received = delivered.copy()
@@ -140,7 +140,7 @@ class ExchangePlanning:
             senders = np.flatnonzero(sending)
             up_dev, up_at, up_sizes = dev[senders], send_at[senders], take_rows(up_sizes, senders)
         there = None if here is None else self._distance(up_dev, t0 + up_at)
-        up = net.uplink.send(up_dev, up_sizes, rng, there)
+        up = net.uplink.send_from(up_dev, up_sizes, rng, there)
         resolved = self._resolve_ns(up_dev, up_sizes, up_at, up, rng)
         masks = (delivered, received, ready, sending)
         return self._plan_of(agents, down, copies, arrive, (compute, reports), masks, up, resolved)

@@ -58,9 +58,12 @@ def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndar
     """Return 8 * size / rate in integer ns (m,), each rounded once to the nearest ns."""
     if np.shape(rate_bps) == size_bytes.shape:  # one size for all: its bits once
         size_bytes = squeezed(size_bytes)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if np.logical_and.reduce(rate_bps, axis=None):  # no rate is 0: nothing to silence
         t = size_bytes * (8.0 * NS_PER_S) / rate_bps
-        np.rint(t, out=t)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = size_bytes * (8.0 * NS_PER_S) / rate_bps
+    np.rint(t, out=t)
     if t.size and not (t.max() < 2.0**62 and t.min() > -(2.0**62)):  # (false for a NaN too)
         raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
     return t.astype(np.int64)
@@ -209,18 +212,31 @@ class Link:
         where it was placed.
         """
         e = np.asarray(endpoints, dtype=np.int64).reshape(-1)
+        if e.size and (
+            e.min() < 0 or (self.n_endpoints is not None and e.max() >= self.n_endpoints)
+        ):
+            raise ValueError(
+                f"endpoints must be in [0, {self.n_endpoints}), got {e.min()}..{e.max()}"
+            )
+        return self.send_from(e, size_bytes, rng, distance_m)
+
+    def send_from(
+        self,
+        e: np.ndarray,
+        size_bytes: np.ndarray,
+        rng: np.random.Generator,
+        distance_m: np.ndarray | None = None,
+    ) -> Transfers:
+        """:meth:`send` from endpoints already known to be this link's: ``e`` (m,) int64 (what
+        the server's exchange plan passes: its own devices, every exchange, so their range is
+        not checked again). The sizes are checked; the same draws and results."""
         s = np.asarray(size_bytes).reshape(-1)
         if e.shape != s.shape:
             raise ValueError(f"endpoints {e.shape} and size_bytes {s.shape} differ in shape")
-        if not np.issubdtype(s.dtype, np.integer):
+        if s.dtype.kind not in "iu":
             raise ValueError(f"size_bytes must be integers, got dtype {s.dtype}")
-        if e.size:
-            if e.min() < 0 or (self.n_endpoints is not None and e.max() >= self.n_endpoints):
-                raise ValueError(
-                    f"endpoints must be in [0, {self.n_endpoints}), got {e.min()}..{e.max()}"
-                )
-            if s.min() < 0:
-                raise ValueError(f"size_bytes must be >= 0, got {s.min()}")
+        if e.size and s.min() < 0:
+            raise ValueError(f"size_bytes must be >= 0, got {s.min()}")
         m = e.size
         if distance_m is None:
             airtime = self.airtime_ns(e, s)

@@ -260,6 +260,7 @@ class Topology:
         d = np.sqrt(((xy - self.ap_xy[self.ap_of]) ** 2).sum(axis=1))
         self.distance_m = np.maximum(d, cfg.min_distance_m)
         self._pipelines: dict = {}  # pipeline_ns of equal messages leaving together, by inputs
+        self._per_size: dict = {}  # _pipeline's constants of one message size (see _constants)
         self._edges()
         self.graph = self._infrastructure()
 
@@ -395,24 +396,25 @@ class Topology:
         m = aps.size
         if all_equal(sizes):
             sizes = sizes[:1]
-        packet = self.backhaul.packet(sizes)
-        last = self.backhaul.last_packet(sizes, packet)
+        packet, last, one_packet, hop_of = self._constants(sizes)
         ns_per_bit = 8.0 * NS_PER_S
         hops = range(self.path_edges.shape[1])
         discipline = self.backhaul.discipline()
         dedicated = discipline == "dedicated"  # (then no message waits for another)
-        one_packet = self.backhaul.one_packet(sizes, packet)
         for h in hops if direction == "up" else reversed(hops):
             hop_edges = self.path_edges[:, h]
             shared = self._shared[h]
             if shared or self._alike[h]:
-                edge = hop_edges[:1] if shared else hop_edges[aps[:1]]
                 group = None if shared or dedicated else hop_edges[aps]
+                rate, latency, work, idle = hop_of(
+                    h, hop_edges[:1] if shared else hop_edges[aps[:1]]
+                )
             else:
                 edge = group = hop_edges[aps]
-            rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
-            work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
-            if not work.any():  # a hop too fast to take a ns (a 10^15 bit/s one): its latency only
+                rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
+                work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
+                idle = not work.any()
+            if idle:  # a hop too fast to take a ns (a 10^15 bit/s one): its latency only
                 head, tail = head + latency, np.maximum(head, tail) + latency
                 continue
             if one_packet and dedicated:
@@ -431,6 +433,42 @@ class Topology:
             head = np.minimum(_first_packet_ns(head, done, work, first, discipline), through)
             head, tail = head + latency, through + latency
         return head, tail
+
+    def _constants(self, sizes: np.ndarray) -> tuple:
+        """Return what :meth:`_pipeline` takes of the message sizes ``sizes`` before its hops:
+        (packet, last packet, one packet?, ``hop_of(h, edge)``: hop h's (rate, latency, work in
+        ns of a message, whether that work rounds to no ns), for a hop alike for every message
+        (``edge``: its (1,) edge index)). For one size, (shape (1,): every exchange's uplink of
+        a round) they are kept, read-only, by size; the same numbers as computed afresh."""
+        size = int(sizes[0]) if sizes.size == 1 else None
+        known = self._per_size.get(size) if size is not None else None
+        if known is not None:
+            return known
+        packet = self.backhaul.packet(sizes)
+        last = self.backhaul.last_packet(sizes, packet)
+        one_packet = self.backhaul.one_packet(sizes, packet)
+        hops: dict = {}
+
+        def hop_of(h: int, edge: np.ndarray) -> tuple:
+            if size is not None and h in hops:
+                return hops[h]
+            rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
+            work = np.rint(sizes * (8.0 * NS_PER_S) / rate).astype(np.int64)
+            found = (rate, latency, work, not work.any())
+            if size is not None:
+                for a in found[:3]:
+                    a.flags.writeable = False
+                hops[h] = found
+            return found
+
+        found = (packet, last, one_packet, hop_of)
+        if size is not None:
+            for a in (packet, last):
+                a.flags.writeable = False
+            if len(self._per_size) >= 16:
+                self._per_size.clear()
+            self._per_size[size] = found
+        return found
 
     def graph_with_devices(self) -> nx.Graph:
         """Return a copy of the graph with one node per device joined to its access point.

@@ -87,17 +87,17 @@ class LteLink(ShannonLink):
         sinr = self._snr(self.gain_at(endpoints, distance_m))
         return adapt(sinr, self.data_blocks, self.direction, self.options)[1]
 
-    def send(
+    def send_from(
         self,
-        endpoints: np.ndarray,
+        e: np.ndarray,
         size_bytes: np.ndarray,
         rng: np.random.Generator,
         distance_m: np.ndarray | None = None,
     ) -> Transfers:
-        """:meth:`Link.send <edgesim.network.links.Link.send>`, each message's latency being the
+        """:meth:`Link.send_from <edgesim.network.links.Link.send_from>` (what
+        :meth:`~edgesim.network.links.Link.send` calls), each message's latency being the
         direction's plus its device's HARQ tail (``harq_tail_ns``, from where it was placed)."""
-        t = super().send(endpoints, size_bytes, rng, distance_m)
-        e = np.asarray(endpoints, dtype=np.int64).reshape(-1)
+        t = super().send_from(e, size_bytes, rng, distance_m)
         return Transfers(
             attempts=t.attempts,
             delivered=t.delivered,
