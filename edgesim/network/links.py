@@ -52,6 +52,8 @@ from edgesim.network.loss import register_loss as register_loss
 from edgesim.registry import register
 
 DIRECTIONS = ("up", "down")
+#: A Shannon link keeps the airtimes of at most this many message sizes (a run has a few).
+AIRTIME_TABLES_KEPT = 16
 
 
 def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
@@ -396,8 +398,39 @@ class ShannonLink(Link):
         self.loss = loss_model
 
     def airtime_ns(self, endpoints: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
-        """Return 8 S / r_endpoint per message, rounded to int64 ns (m,)."""
-        return _airtime_ns(np.asarray(size_bytes), self.rate_bps[endpoints])
+        """Return 8 S / r_endpoint per message, rounded to int64 ns (m,).
+
+        Messages of one size (a :func:`~edgesim.arrays.constant` view: a round's model or
+        gradient) read a table of that size's airtime at every endpoint, made once (the
+        same numbers, each computed by itself either way); other sizes, or a table in which
+        some airtime does not fit in int64 ns, are computed for the messages asked."""
+        sizes = np.asarray(size_bytes)
+        if is_constant(sizes) and sizes.dtype == np.int64:
+            table = self._airtime_table(int(sizes[0]))
+            if table is not None:
+                return table[endpoints]
+        return _airtime_ns(sizes, self.rate_bps[endpoints])
+
+    def _airtime_table(self, size: int) -> np.ndarray | None:
+        """Return the airtime of ``size`` bytes at every endpoint (int64 ns, (N,), read-only),
+        kept by size for the current ``rate_bps``; None when one does not fit in int64 ns."""
+        tables = self.__dict__.setdefault("_airtimes", {})
+        if tables.get("rates") is not self.rate_bps:  # (rates set anew: tables made anew)
+            tables.clear()
+            tables["rates"] = self.rate_bps
+            self.rate_bps.flags.writeable = False  # (changed in place, a table would be stale)
+        if size not in tables:
+            if len(tables) > AIRTIME_TABLES_KEPT:
+                tables.clear()
+                tables["rates"] = self.rate_bps
+            try:
+                table = _airtime_ns(np.full(1, size, dtype=np.int64), self.rate_bps)
+            except ValueError:  # (a rate of about 0 somewhere: computed per call, as asked)
+                table = None
+            else:
+                table.flags.writeable = False
+            tables[size] = table
+        return tables[size]
 
     # gain and mean_snr are formed when asked, not kept: 16 bytes per endpoint and link
     # (320 MB for the two links of 10^7 devices) that only the rate needs, once.

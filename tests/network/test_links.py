@@ -468,3 +468,28 @@ def test_an_airtime_that_is_no_int64_is_refused():
     for size, rate in (([1], 0.0), ([-1], 0.0), ([0], 0.0)):  # +inf, -inf, NaN
         with pytest.raises(ValueError, match="int64 ns"):
             _airtime_ns(np.array(size, dtype=np.int64), rate)
+
+
+def test_shannon_airtime_of_one_size_reads_a_table_with_the_same_numbers():
+    """Messages of one size (a constant view) read that size's airtime table: the same int64
+    ns as computed message by message; a zero rate raises only where it is asked for."""
+    from edgesim.arrays import constant
+    from edgesim.network.links import _airtime_ns
+
+    cfg = RadioConfig(model="shannon", shadowing_db=8.0)
+    d = np.random.default_rng(3).uniform(1.0, 2000.0, 50)
+    link = ShannonLink(cfg, d, "up", np.random.default_rng(4))
+    asked = np.random.default_rng(5).integers(0, 50, 30)
+    for size in (0, 1, 1234, 10**9):
+        got = link.airtime_ns(asked, constant(asked.size, size))
+        each = _airtime_ns(np.full(asked.size, size, dtype=np.int64), link.rate_bps[asked])
+        assert got.dtype == np.int64 and np.array_equal(got, each)
+        assert link.airtime_ns(asked, constant(asked.size, size)) is not got  # a fresh gather
+    with pytest.raises(ValueError):
+        link.rate_bps[0] = 1.0  # the table's rates are read-only
+    zero = ShannonLink(cfg, d[:3], "up", np.random.default_rng(4))
+    zero.rate_bps = np.array([1e6, 0.0, 2e6])
+    fine = zero.airtime_ns(np.array([0, 2]), constant(2, 100))
+    assert np.array_equal(fine, [800_000, 400_000])
+    with pytest.raises(ValueError, match="does not fit"):
+        zero.airtime_ns(np.array([1]), constant(1, 100))
