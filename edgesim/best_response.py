@@ -36,6 +36,7 @@ from edgesim.agents import STRATEGIES, Amplify, OptOut, Population, StrategyConf
 from edgesim.config import kinds_of, options_class, type_hints
 from edgesim.deviations.identities import Sybil
 from edgesim.errors import ScenarioErrors
+from edgesim.learning.models import expect_many_runs
 
 #: Strategies the Simulation applies to the data before a run (a Sybil owner's split):
 #: a run with one of them needs a Simulation of its own (built on the same data).
@@ -99,6 +100,7 @@ def search_amplify(sim, br) -> dict:
     objectives are in the loss's units (``br.objective``: overall, overall-test, test).
     """
     base = dict(sim.population.assigned)
+    expect_many_runs()
 
     def evaluate(gamma: float) -> float:
         pop = Population(sim.data.K, {**base, br.agent: Amplify(gamma)})
@@ -436,6 +438,7 @@ def search(sim, br, *, optimum) -> dict:
     if errs:
         raise ScenarioErrors(errs)
     coalition = list(br.agents) or [br.agent]
+    expect_many_runs()  # tens of runs: the compiled reports pay from the first
     axes = axes_of(br)
     names = [ax.name for ax in axes]
     bound_wanted = len(coalition) == 1 and sim.scenario.mechanism.kind == "ffl"

@@ -83,6 +83,17 @@ def warm_compiled() -> None:
     import edgesim.network.build  # noqa: F401
     import edgesim.network.server  # noqa: F401
 
+    try:  # the models' compiled reports (used in a run once numba is loaded: see the models)
+        from edgesim.learning import compiled_grads as kernels
+    except ImportError:
+        kernels = None
+    if kernels is not None:
+        import numpy as np
+
+        X, v, ints = np.ones((1, 1)), np.ones(1), np.zeros(1, dtype=np.int64)
+        kernels.ridge_rows(v, v, X, ints, ints + 1, v, 0.1, v, ints, np.empty((1, 1)))
+        kernels.logistic_rows(X, v, ints, X, ints, ints + 1, v, 0.1, v, ints, np.empty((1, 1)))
+
     try:
         from edgesim.network import medium
     except ImportError:

@@ -44,26 +44,42 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     segment_sum,
 )
 
-#: A ridge model's reports on a one-block design run compiled
-#: (:mod:`edgesim.learning.compiled_grads`) once a process has asked for this many of them:
-#: a best-response search asks for about 80 000 (the compiled call takes about a third of
-#: numpy's dozen), a plain run for a few, and then never loads numba.
-COMPILED_REPORTS_FROM = 2000
+#: A model's reports on a one-block design run compiled (:mod:`edgesim.learning.compiled_grads`:
+#: a third of numpy's time at K = 2, two thirds at K = 200) where numba is loaded already (a
+#: network's compiled walks load it), after :func:`expect_many_runs` (a best-response search),
+#: or once a process has asked for this many of them: importing numba costs about 0.3 to 0.5 s,
+#: what the kernel saves over some 20 000 reports at K = 2, so a plain run of a few thousand
+#: rounds never loads it.
+COMPILED_REPORTS_FROM = 20_000
 _COMPILED_GRADS = "edgesim.learning.compiled_grads"
-_small_reports = 0  # one-block reports asked for in this process (until numba is loaded)
+_small_reports = 0  # one-block reports asked for in this process (until the kernels load)
 _kernels = None  # the module of compiled kernels, once loaded
+_many_runs = False  # set by expect_many_runs
+
+
+def expect_many_runs() -> None:
+    """Say that this process is about to run a mechanism many times (a best-response search:
+    tens of runs): its one-block reports then run compiled from the first, numba's import
+    paid once for them all. Changes no result (the kernels give numpy's bits); returns nothing."""
+    global _many_runs
+    _many_runs = True
 
 
 def _compiled_kernels():
-    """Return :mod:`edgesim.learning.compiled_grads` once this process has asked for
-    :data:`COMPILED_REPORTS_FROM` one-block reports (or loaded it already), else None."""
+    """Return :mod:`edgesim.learning.compiled_grads` where its kernels pay (see
+    :data:`COMPILED_REPORTS_FROM`), else None (numpy computes the reports)."""
     global _small_reports, _kernels
     if _kernels is None:
         _small_reports += 1
-        if _small_reports < COMPILED_REPORTS_FROM and _COMPILED_GRADS not in sys.modules:
+        if _small_reports < COMPILED_REPORTS_FROM and not _many_runs and not _numba_loaded():
             return None
         _kernels = importlib.import_module(_COMPILED_GRADS)
     return _kernels
+
+
+def _numba_loaded() -> bool:
+    """Whether this process has imported numba already (its import then costs nothing more)."""
+    return "numba" in sys.modules
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:

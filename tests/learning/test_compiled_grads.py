@@ -1,7 +1,6 @@
 """The compiled reports of a one-block design are numpy's, bit for bit."""
 
 import dataclasses
-import sys
 
 import numpy as np
 import pytest
@@ -66,12 +65,14 @@ def test_compiled_rows_are_left_to_numpy_where_they_do_not_apply(monkeypatch):
     assert calls == []
 
 
-def test_a_process_loads_the_kernels_only_after_many_reports(monkeypatch):
-    """Below COMPILED_REPORTS_FROM one-block reports (a plain run) numba is not loaded."""
+def test_a_process_loads_the_kernels_only_where_they_pay(monkeypatch):
+    """Below COMPILED_REPORTS_FROM one-block reports (a plain run), without numba loaded and
+    without expect_many_runs (a search), the kernels are not loaded; with either, at once."""
     monkeypatch.setattr(models, "_kernels", None)
     monkeypatch.setattr(models, "_small_reports", 0)
+    monkeypatch.setattr(models, "_many_runs", False)
     monkeypatch.setattr(models, "COMPILED_REPORTS_FROM", 3)
-    monkeypatch.delitem(sys.modules, models._COMPILED_GRADS, raising=False)
+    monkeypatch.setattr(models, "_numba_loaded", lambda: False)
     model = Ridge(0.1)
     design = model.design(make_regression(K=3, d=2))
     w = np.ones(3)
@@ -80,3 +81,13 @@ def test_a_process_loads_the_kernels_only_after_many_reports(monkeypatch):
         assert models._kernels is None
     model.agent_grads(w, design)
     assert models._kernels is not None
+    for hint in ("many runs", "numba"):
+        monkeypatch.setattr(models, "_kernels", None)
+        monkeypatch.setattr(models, "_small_reports", 0)
+        if hint == "many runs":
+            models.expect_many_runs()
+        else:
+            monkeypatch.setattr(models, "_many_runs", False)
+            monkeypatch.setattr(models, "_numba_loaded", lambda: True)
+        model.agent_grads(w, design)
+        assert models._kernels is not None
