@@ -2,14 +2,14 @@
 
 Run from the repository root (``edgesim`` installed)::
 
-    python analysis/benchmarks/bench_exchange.py                # about 4 minutes on 2 cores
-    python analysis/benchmarks/bench_exchange.py --quick        # smoke, about 40 s
+    python analysis/benchmarks/bench_exchange.py                # about 6 minutes on 2 cores
+    python analysis/benchmarks/bench_exchange.py --quick        # smoke, about 1 minute
     python analysis/benchmarks/bench_exchange.py --base 6ec6b86 --rounds 80
 
-Each measurement is a fresh process, this tree's and the base's in turn (the base from a
-git worktree at ``--base``, made under the system's temp folder when missing, through
-``PYTHONPATH``), best of ``--repeats``; the time is ``Simulation.run_mechanism`` alone (no imports, data or
-output):
+Each measurement is a fresh process, this tree's and the base's taking turns run by run (the
+base from a git worktree at ``--base``, made under the system's temp folder when missing,
+through ``PYTHONPATH``), best of ``--repeats`` (3); the time is ``Simulation.run_mechanism``
+alone (no imports, data or output; the compiled walks and reports loaded before it):
 
 1. **FFL at K = 200 per exchange**: logistic regression on the ``synthetic`` source (2 000
    samples, 3 classes), T1 = 20, T2 = 3 with ``phase2_check`` (each problem iterates to
@@ -145,11 +145,17 @@ def measure(tree: Path, spec: dict, label: str) -> dict | None:
     return None
 
 
-def best(tree: Path, spec: dict, label: str, repeats: int) -> dict | None:
-    """Return the :func:`measure` of least mechanism time among ``repeats`` runs."""
-    runs = [measure(tree, spec, label) for _ in range(max(1, repeats))]
-    runs = [r for r in runs if r is not None]
-    return min(runs, key=lambda r: r["mechanism_s"]) if runs else None
+def best(trees: dict, spec: dict, label: str, repeats: int) -> dict:
+    """Return, for each of ``trees`` (name: path), the :func:`measure` of least mechanism time
+    among ``repeats`` runs (None when every run failed). The trees take turns, run by run, so
+    a machine whose speed drifts during the benchmark slows them alike."""
+    runs: dict = {name: [] for name in trees}
+    for _ in range(max(1, repeats)):
+        for name, tree in trees.items():
+            got = measure(tree, spec, f"{name} {label}")
+            if got is not None:
+                runs[name].append(got)
+    return {n: min(r, key=lambda x: x["mechanism_s"]) if r else None for n, r in runs.items()}
 
 
 def with_fidelity(spec: dict, fidelity: str, **mechanism) -> dict:
@@ -165,7 +171,7 @@ def main() -> None:
     ap.add_argument("--base", default="6ec6b86", help="the revision compared against")
     ap.add_argument("--rounds", type=int, default=40, help="part 1: Phase II rounds cap")
     ap.add_argument("--quick", action="store_true", help="a smoke run: fewer rounds")
-    ap.add_argument("--repeats", type=int, default=2, help="best of this many runs each")
+    ap.add_argument("--repeats", type=int, default=3, help="best of this many runs each")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -178,10 +184,7 @@ def main() -> None:
     print(f"\n1. FFL at K = 200, Phase II capped at {rounds} rounds (us per exchange)")
     for fidelity, target in (("batched", BATCHED_TARGET), ("events", EVENTS_TARGET)):
         spec = with_fidelity(FFL_K200, fidelity, phase2_max_rounds=rounds)
-        got = {
-            name: best(tree, spec, f"{name} {fidelity}", args.repeats)
-            for name, tree in trees.items()
-        }
+        got = best(trees, spec, fidelity, args.repeats)
         if None in got.values():
             continue
         per = {n: g["mechanism_s"] / g["exchanges"] * 1e6 for n, g in got.items()}
@@ -202,12 +205,13 @@ def main() -> None:
         "mechanism": {"kind": "fedavg", "phase1_rounds": 300 if args.quick else 3000, "eta1": 0.1},
         "network": {"fidelity": "none"},
     }
-    for name, tree in trees.items():
-        per = {}
-        for fidelity in ("none", "batched", "events"):
-            got = best(tree, with_fidelity(fig1, fidelity), f"{name} fig1 {fidelity}", args.repeats)
-            if got is not None:
-                per[fidelity] = got["mechanism_s"] / got["rounds"] * 1e6
+    per_tree: dict = {name: {} for name in trees}
+    for fidelity in ("none", "batched", "events"):
+        got = best(trees, with_fidelity(fig1, fidelity), f"fig1 {fidelity}", args.repeats)
+        for name, g in got.items():
+            if g is not None:
+                per_tree[name][fidelity] = g["mechanism_s"] / g["rounds"] * 1e6
+    for name, per in per_tree.items():
         line = ", ".join(f"{f} {us:.1f} us" for f, us in per.items())
         ratios = ", ".join(
             f"{f}/in memory {per[f] / per['none']:.1f}x" for f in ("batched", "events") if f in per
