@@ -1,22 +1,23 @@
-"""A ridge model's reports on a small design, compiled: what a best-response search runs.
+"""The models' reports on a one-block design, compiled: what a best-response search runs.
 
 A search on the paper's Fig. 1 (K = 2, one row block) asks for about 80 000 rounds of two
-reports. In numpy each round is a dozen calls of a few microseconds each (the residuals,
-scipy's sparse segment sum, the division by n_k, the regulariser), most of it per-call
-cost, not arithmetic. :func:`ridge_rows` is the same arithmetic in one compiled call, with
+reports; FFL at K = 200 for tens of thousands of exchanges of 200. In numpy each is a dozen
+calls of a few microseconds each (scipy's sparse segment sum, the division by n_k, the
+regulariser, the softmax's steps), much of it per-call cost, not arithmetic.
+:func:`ridge_rows` and :func:`logistic_rows` do the same arithmetic in one compiled call, with
 the same floating-point operations in the same order as
 :meth:`edgesim.learning.models.Model.agent_grads` (IEEE double, no fast-math, no fused
 multiply-add: numba's defaults), so the reports are the same bits:
 
-- the residual r_i = s_i - y_i, where s = X w comes from numpy (BLAS's dot products are not
-  reproduced here);
-- each agent's sum of r_i x_i over its rows in row order, from zero, as scipy's CSR kernel
-  (``csr_matvecs``) sums them;
-- the sum divided by n_k, then l2 w_c added (``gb /= n_k``; ``gb += l2 * w``).
+- what numpy computes with BLAS or its own vector maths stays in numpy (the scores X w, the
+  exponentials, the softmax's row sums: their order of operations is not reproduced here);
+- each agent's sum of (weight_i x_i) over its rows in row order, from zero, as scipy's CSR
+  kernel (``csr_matvecs``) sums them;
+- the sum divided by n_k, then l2 w added (``gb /= n_k``; ``gb += l2 * w``).
 
-numba is imported only when a process has asked for many such reports
-(:data:`edgesim.learning.models.COMPILED_REPORTS_FROM`); the function is cached on disk
-(``cache=True``) after its first use.
+numba is imported for them only where they pay for its import
+(:data:`edgesim.learning.models.NUMBA_IMPORT_US`); the functions are cached on disk
+(``cache=True``) after their first use.
 """
 
 from __future__ import annotations

@@ -44,15 +44,20 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     segment_sum,
 )
 
-#: A model's reports on a one-block design run compiled (:mod:`edgesim.learning.compiled_grads`:
-#: a third of numpy's time at K = 2, two thirds at K = 200) where numba is loaded already (a
-#: network's compiled walks load it), after :func:`expect_many_runs` (a best-response search),
-#: or once a process has asked for this many of them: importing numba costs about 0.3 to 0.5 s,
-#: what the kernel saves over some 20 000 reports at K = 2, so a plain run of a few thousand
-#: rounds never loads it.
-COMPILED_REPORTS_FROM = 20_000
+#: A model's one-block reports run compiled (:mod:`edgesim.learning.compiled_grads`: about a
+#: third of numpy's time at K = 2, half at K = 200) where numba is loaded already (a network's
+#: compiled walks load it), after :func:`expect_many_runs` (a best-response search), or once
+#: the time they would have saved so far exceeds numba's import, about this many microseconds
+#: (0.3 to 0.5 s; the rent-or-buy rule: at most twice the better choice's cost). The saving is
+#: estimated per call as :data:`SAVED_PER_CALL_US` plus :data:`SAVED_PER_VALUE_US` per row and
+#: parameter (measured: about 18 us at K = 2, two parameters, 450 rows; 70 us at K = 200,
+#: logistic, 33 parameters, 2 000 rows). A plain paper-fig1 run (3 000 rounds) never loads
+#: numba; FFL at K = 200 does after about 5 000 exchanges.
+NUMBA_IMPORT_US = 400_000.0
+SAVED_PER_CALL_US = 12.0
+SAVED_PER_VALUE_US = 1e-3
 _COMPILED_GRADS = "edgesim.learning.compiled_grads"
-_small_reports = 0  # one-block reports asked for in this process (until the kernels load)
+_saved_us = 0.0  # what the kernels would have saved so far in this process (until they load)
 _kernels = None  # the module of compiled kernels, once loaded
 _many_runs = False  # set by expect_many_runs
 
@@ -65,13 +70,14 @@ def expect_many_runs() -> None:
     _many_runs = True
 
 
-def _compiled_kernels():
+def _compiled_kernels(values: int):
     """Return :mod:`edgesim.learning.compiled_grads` where its kernels pay (see
-    :data:`COMPILED_REPORTS_FROM`), else None (numpy computes the reports)."""
-    global _small_reports, _kernels
+    :data:`NUMBA_IMPORT_US`) for a call over ``values`` rows times parameters, else None
+    (numpy computes the reports)."""
+    global _saved_us, _kernels
     if _kernels is None:
-        _small_reports += 1
-        if _small_reports < COMPILED_REPORTS_FROM and not _many_runs and not _numba_loaded():
+        _saved_us += SAVED_PER_CALL_US + SAVED_PER_VALUE_US * values
+        if _saved_us < NUMBA_IMPORT_US and not _many_runs and not _numba_loaded():
             return None
         _kernels = importlib.import_module(_COMPILED_GRADS)
     return _kernels
@@ -288,8 +294,7 @@ class Model:
         design of more than one row block (where numpy's per-call cost is small beside the
         arithmetic), rows not in float64, agents all with the same number of rows (numpy's
         segment sums are then a batched BLAS product, whose order of operations is not
-        reproduced), or a process that has not yet asked for :data:`COMPILED_REPORTS_FROM`
-        such reports (numba not loaded)."""
+        reproduced), or a process where they do not pay yet (:data:`NUMBA_IMPORT_US`)."""
         if (
             not self.compiled_reports
             or len(design.blocks) != 1
@@ -298,7 +303,7 @@ class Model:
             or design.equal_blocks
         ):
             return None
-        kernels = _compiled_kernels()
+        kernels = _compiled_kernels(design.Xa.shape[0] * w.size)
         if kernels is None:
             return None
         agents = design.everyone if agents is None else np.ascontiguousarray(agents, np.int64)

@@ -29,7 +29,7 @@ def cases():
 def test_compiled_rows_are_the_numpy_rows_bit_for_bit(monkeypatch, model, data):
     """Every agent, subsets in any order, a given ``out``, models from 1e-3 to 1e3 in scale:
     the same bytes (an FMA or a reordered sum would change the last bits of some)."""
-    monkeypatch.setattr(models, "COMPILED_REPORTS_FROM", 0)
+    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 0.0)
     design = model.design(data)
     assert len(design.blocks) == 1
     p = model.n_params(data.d)
@@ -50,7 +50,7 @@ def test_compiled_rows_are_the_numpy_rows_bit_for_bit(monkeypatch, model, data):
 
 def test_compiled_rows_are_left_to_numpy_where_they_do_not_apply(monkeypatch):
     """A float32 design, a design of several row blocks and clipped reports take numpy's path."""
-    monkeypatch.setattr(models, "COMPILED_REPORTS_FROM", 0)
+    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 0.0)
     model = Ridge(0.1)
     design = model.design(make_regression(K=4, d=2))
     w = np.ones(3)
@@ -66,12 +66,14 @@ def test_compiled_rows_are_left_to_numpy_where_they_do_not_apply(monkeypatch):
 
 
 def test_a_process_loads_the_kernels_only_where_they_pay(monkeypatch):
-    """Below COMPILED_REPORTS_FROM one-block reports (a plain run), without numba loaded and
-    without expect_many_runs (a search), the kernels are not loaded; with either, at once."""
+    """Until the estimated saving reaches numba's import (a plain run), without numba loaded
+    and without expect_many_runs (a search), the kernels are not loaded; with either, at once."""
     monkeypatch.setattr(models, "_kernels", None)
-    monkeypatch.setattr(models, "_small_reports", 0)
+    monkeypatch.setattr(models, "_saved_us", 0.0)
     monkeypatch.setattr(models, "_many_runs", False)
-    monkeypatch.setattr(models, "COMPILED_REPORTS_FROM", 3)
+    monkeypatch.setattr(models, "SAVED_PER_CALL_US", 10.0)
+    monkeypatch.setattr(models, "SAVED_PER_VALUE_US", 0.0)
+    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 25.0)
     monkeypatch.setattr(models, "_numba_loaded", lambda: False)
     model = Ridge(0.1)
     design = model.design(make_regression(K=3, d=2))
@@ -83,7 +85,7 @@ def test_a_process_loads_the_kernels_only_where_they_pay(monkeypatch):
     assert models._kernels is not None
     for hint in ("many runs", "numba"):
         monkeypatch.setattr(models, "_kernels", None)
-        monkeypatch.setattr(models, "_small_reports", 0)
+        monkeypatch.setattr(models, "_saved_us", 0.0)
         if hint == "many runs":
             models.expect_many_runs()
         else:
