@@ -22,6 +22,7 @@ buffers, subsets, threads), and splitting them would scatter that contract.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from dataclasses import dataclass
@@ -81,6 +82,14 @@ def _compiled_kernels(values: int):
             return None
         _kernels = importlib.import_module(_COMPILED_GRADS)
     return _kernels
+
+
+@functools.cache
+def _ones(n: int) -> np.ndarray:
+    """Return n ones (float64, read-only), made once per n."""
+    ones = np.ones(n)
+    ones.flags.writeable = False
+    return ones
 
 
 def _numba_loaded() -> bool:
@@ -596,7 +605,7 @@ class Logistic(Model):
         for c in range(1, S.shape[1]):
             np.maximum(top, S[:, c], out=top)
         E = np.exp(S - top[:, None])
-        return E, E @ np.ones(S.shape[1])
+        return E, E @ _ones(S.shape[1])
 
     def _fill_compiled(self, kernels, w, design, agents, rows) -> None:
         """Write the rows of ``agents`` into ``rows``: the scores' exponentials and their row

@@ -170,10 +170,11 @@ class _Path:
         t = 0
         others = None  # made at the first report asked for, then asked of every round
         while True:
-            converged = not complete or float(g @ g) / (2.0 * mu_k) <= pk * cfg.epsilon
+            gg = float(g @ g)  # (once an iteration: the check, the payment, the end)
+            converged = not complete or gg / (2.0 * mu_k) <= pk * cfg.epsilon
             if t >= T2 and (not cfg.phase2_check or converged):
                 break
-            if not np.isfinite(g).all():
+            if not np.logical_and.reduce(np.isfinite(g)):  # (.all() without its wrapper)
                 self.status = "diverging"
                 break
             if t >= self.budget:
@@ -182,7 +183,7 @@ class _Path:
             w_next = w - eta2 * g
             if t + 1 >= T2 and not self.need_final:
                 # Last step of the paper's rule without the stopping check: no report needed.
-                P += eta2 * float(g @ g) / pk
+                P += eta2 * gg / pk
                 self.errors.unreported(g)
                 t += 1
                 break
@@ -200,9 +201,9 @@ class _Path:
             if trapezoid:
                 P += eta2 * float(g @ (g + g_next)) / (2.0 * pk)
             else:
-                P += eta2 * float(g @ g) / pk
+                P += eta2 * gg / pk
             t += 1
-            if not np.isfinite(g_next).all():
+            if not np.logical_and.reduce(np.isfinite(g_next)):
                 self.status = "diverging"
                 break
             self.errors.step(g, g_next)
@@ -215,7 +216,7 @@ class _Path:
                     break
             w, g = w_next, g_next
         self.payment, self.rounds = P, t
-        self.final_grad_sq = float(g @ g)
+        self.final_grad_sq = gg  # (g is the last iteration's: every break comes before g moves)
 
 
 @dataclass(eq=False)
