@@ -16,7 +16,8 @@ from edgesim.learning.data import FederatedDataset
 from edgesim.learning.models import Ridge
 from edgesim.mechanisms import make_mechanism
 from edgesim.mechanisms.base import MechanismConfig, ServerContext
-from edgesim.mechanisms.driver import AgentSide, run_in_memory
+from edgesim.mechanisms.driver import AgentSide
+from edgesim.mechanisms.in_memory import run_in_memory
 from edgesim.mechanisms.vcg import vcg_payments
 
 

@@ -36,7 +36,7 @@ from edgesim.agents import STRATEGIES, Amplify, OptOut, Population, StrategyConf
 from edgesim.config import kinds_of, options_class, type_hints
 from edgesim.deviations.identities import Sybil
 from edgesim.errors import ScenarioErrors
-from edgesim.learning.models import expect_many_runs
+from edgesim.learning.compiled_reports import expect_many_runs
 
 #: Strategies the Simulation applies to the data before a run (a Sybil owner's split):
 #: a run with one of them needs a Simulation of its own (built on the same data).

@@ -32,7 +32,8 @@ from edgesim.mechanisms.base import (
     loss_bound,
     smoothness_source,
 )
-from edgesim.mechanisms.driver import AgentSide, Counters, run_in_memory
+from edgesim.mechanisms.driver import AgentSide, Counters
+from edgesim.mechanisms.in_memory import run_in_memory
 from edgesim.mechanisms.protocol import HEADER_BYTES, model_bytes
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.mechanisms.vcg import vcg_payments

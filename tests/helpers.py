@@ -55,7 +55,8 @@ def run_mechanism(model, data, population=None, weights=None, seed=1, **cfg):
     from edgesim.agents import Population
     from edgesim.mechanisms import make_mechanism
     from edgesim.mechanisms.base import MechanismConfig, ServerContext, clip_norm, loss_bound
-    from edgesim.mechanisms.driver import AgentSide, run_in_memory
+    from edgesim.mechanisms.driver import AgentSide
+    from edgesim.mechanisms.in_memory import run_in_memory
 
     des = model.design(data)
     K = data.K

@@ -54,7 +54,7 @@ from network_messages import N_PARAMS, StubSide
 from scipy.optimize import nnls
 
 from edgesim import scenario
-from edgesim.mechanisms.driver import run_in_memory
+from edgesim.mechanisms.in_memory import run_in_memory
 from edgesim.mechanisms.protocol import Gather
 from edgesim.network.build import Network
 from edgesim.network.compute import ComputeConfig

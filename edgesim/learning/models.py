@@ -22,13 +22,12 @@ buffers, subsets, threads), and splitting them would scatter that contract.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
+from edgesim.learning import compiled_reports
+from edgesim.learning.compiled_reports import expect_many_runs  # noqa: F401  (re-exported)
 from edgesim.learning.data import FederatedDataset
 from edgesim.learning.design import (  # noqa: F401  (re-exported: users import them from here)
     Design,
@@ -36,6 +35,7 @@ from edgesim.learning.design import (  # noqa: F401  (re-exported: users import 
     as_float64,
     by_row_blocks,
 )
+from edgesim.learning.numerics import clip_scale, log_softmax, ones  # noqa: F401  (re-exported)
 from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     BLOCK_ROWS,
     THREAD_CHUNK_BLOCKS,
@@ -44,79 +44,6 @@ from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     in_threads,
     segment_sum,
 )
-
-#: A model's one-block reports run compiled (:mod:`edgesim.learning.compiled_grads`: about a
-#: third of numpy's time at K = 2, half at K = 200) where numba is loaded already (a network's
-#: compiled walks load it), after :func:`expect_many_runs` (a best-response search), or once
-#: the time they would have saved so far exceeds numba's import, about this many microseconds
-#: (0.3 to 0.5 s; the rent-or-buy rule: at most twice the better choice's cost). The saving is
-#: estimated per call as :data:`SAVED_PER_CALL_US` plus :data:`SAVED_PER_VALUE_US` per row and
-#: parameter (measured: about 18 us at K = 2, two parameters, 450 rows; 70 us at K = 200,
-#: logistic, 33 parameters, 2 000 rows). A plain paper-fig1 run (3 000 rounds) never loads
-#: numba; FFL at K = 200 does after about 5 000 exchanges.
-NUMBA_IMPORT_US = 400_000.0
-SAVED_PER_CALL_US = 12.0
-SAVED_PER_VALUE_US = 1e-3
-_COMPILED_GRADS = "edgesim.learning.compiled_grads"
-_saved_us = 0.0  # what the kernels would have saved so far in this process (until they load)
-_kernels = None  # the module of compiled kernels, once loaded
-_many_runs = False  # set by expect_many_runs
-
-
-def expect_many_runs() -> None:
-    """Say that this process is about to run a mechanism many times (a best-response search:
-    tens of runs): its one-block reports then run compiled from the first, numba's import
-    paid once for them all. Changes no result (the kernels give numpy's bits); returns nothing."""
-    global _many_runs
-    _many_runs = True
-
-
-def _compiled_kernels(values: int):
-    """Return :mod:`edgesim.learning.compiled_grads` where its kernels pay (see
-    :data:`NUMBA_IMPORT_US`) for a call over ``values`` rows times parameters, else None
-    (numpy computes the reports)."""
-    global _saved_us, _kernels
-    if _kernels is None:
-        _saved_us += SAVED_PER_CALL_US + SAVED_PER_VALUE_US * values
-        if _saved_us < NUMBA_IMPORT_US and not _many_runs and not _numba_loaded():
-            return None
-        _kernels = importlib.import_module(_COMPILED_GRADS)
-    return _kernels
-
-
-@functools.cache
-def _ones(n: int) -> np.ndarray:
-    """Return n ones (float64, read-only), made once per n."""
-    ones = np.ones(n)
-    ones.flags.writeable = False
-    return ones
-
-
-def _numba_loaded() -> bool:
-    """Whether this process has imported numba already (its import then costs nothing more)."""
-    return "numba" in sys.modules
-
-
-def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:
-    """Return the per-sample factors min(1, bound / norm) that clip ``norms`` to ``bound``."""
-    with np.errstate(divide="ignore"):
-        return np.minimum(1.0, bound / norms)
-
-
-def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """Return log softmax of ``x`` along ``axis`` (float64, the shape of ``x``).
-
-    The operations of ``scipy.special.log_softmax`` (scipy 1.17) on a numpy array, in the
-    same order, so the bits are the same (tests/learning/test_models.py compares them);
-    written here because importing ``scipy.special`` costs a small run about a quarter
-    of a second.
-    """
-    x_max = np.max(x, axis=axis, keepdims=True)
-    x_max[~np.isfinite(x_max)] = 0
-    tmp = x - x_max
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(tmp), axis=axis, keepdims=True))
-    return tmp - out
 
 
 class Model:
@@ -303,7 +230,7 @@ class Model:
         design of more than one row block (where numpy's per-call cost is small beside the
         arithmetic), rows not in float64, agents all with the same number of rows (numpy's
         segment sums are then a batched BLAS product, whose order of operations is not
-        reproduced), or a process where they do not pay yet (:data:`NUMBA_IMPORT_US`)."""
+        reproduced), or a process where they do not pay yet (:data:`~edgesim.learning.compiled_reports.NUMBA_IMPORT_US`)."""
         if (
             not self.compiled_reports
             or len(design.blocks) != 1
@@ -312,7 +239,7 @@ class Model:
             or design.equal_blocks
         ):
             return None
-        kernels = _compiled_kernels(design.Xa.shape[0] * w.size)
+        kernels = compiled_reports.kernels(design.Xa.shape[0] * w.size)
         if kernels is None:
             return None
         agents = design.everyone if agents is None else np.ascontiguousarray(agents, np.int64)
@@ -605,7 +532,7 @@ class Logistic(Model):
         for c in range(1, S.shape[1]):
             np.maximum(top, S[:, c], out=top)
         E = np.exp(S - top[:, None])
-        return E, E @ _ones(S.shape[1])
+        return E, E @ ones(S.shape[1])
 
     def _fill_compiled(self, kernels, w, design, agents, rows) -> None:
         """Write the rows of ``agents`` into ``rows``: the scores' exponentials and their row

@@ -39,9 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from edgesim.arrays import constant, is_constant, squeezed
+from edgesim.arrays import constant, is_constant
 from edgesim.config import attach_options
-from edgesim.network import NS_PER_S, to_ns
+from edgesim.network import to_ns
+from edgesim.network.airtime import AirtimeTables
+from edgesim.network.airtime import airtime_ns as _airtime_ns
 from edgesim.network.loss import LOSSES as LOSSES
 from edgesim.network.loss import BernoulliLoss as BernoulliLoss
 from edgesim.network.loss import GilbertElliottLoss as GilbertElliottLoss
@@ -52,23 +54,6 @@ from edgesim.network.loss import register_loss as register_loss
 from edgesim.registry import register
 
 DIRECTIONS = ("up", "down")
-#: A Shannon link keeps the airtimes of at most this many message sizes (a run has a few).
-AIRTIME_TABLES_KEPT = 16
-
-
-def _airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
-    """Return 8 * size / rate in integer ns (m,), each rounded once to the nearest ns."""
-    if np.shape(rate_bps) == size_bytes.shape:  # one size for all: its bits once
-        size_bytes = squeezed(size_bytes)
-    if np.logical_and.reduce(rate_bps, axis=None):  # no rate is 0: nothing to silence
-        t = size_bytes * (8.0 * NS_PER_S) / rate_bps
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = size_bytes * (8.0 * NS_PER_S) / rate_bps
-    np.rint(t, out=t)
-    if t.size and not (t.max() < 2.0**62 and t.min() > -(2.0**62)):  # (false for a NaN too)
-        raise ValueError("airtime does not fit in int64 ns: the link rate is (almost) zero")
-    return t.astype(np.int64)
 
 
 def rto_ns_of(rto_s: float | str, latency_ns: int) -> int:
@@ -398,39 +383,16 @@ class ShannonLink(Link):
         self.loss = loss_model
 
     def airtime_ns(self, endpoints: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
-        """Return 8 S / r_endpoint per message, rounded to int64 ns (m,).
-
-        Messages of one size (a :func:`~edgesim.arrays.constant` view: a round's model or
-        gradient) read a table of that size's airtime at every endpoint, made once (the
-        same numbers, each computed by itself either way); other sizes, or a table in which
-        some airtime does not fit in int64 ns, are computed for the messages asked."""
+        """Return 8 S / r_endpoint per message, rounded to int64 ns (m,): messages of one size
+        read that size's table over the endpoints (:class:`~edgesim.network.airtime.AirtimeTables`,
+        the same numbers)."""
         sizes = np.asarray(size_bytes)
         if is_constant(sizes) and sizes.dtype == np.int64:
-            table = self._airtime_table(int(sizes[0]))
+            tables = self.__dict__.setdefault("_airtimes", AirtimeTables())
+            table = tables.of(int(sizes[0]), self.rate_bps)
             if table is not None:
                 return table[endpoints]
         return _airtime_ns(sizes, self.rate_bps[endpoints])
-
-    def _airtime_table(self, size: int) -> np.ndarray | None:
-        """Return the airtime of ``size`` bytes at every endpoint (int64 ns, (N,), read-only),
-        kept by size for the current ``rate_bps``; None when one does not fit in int64 ns."""
-        tables = self.__dict__.setdefault("_airtimes", {})
-        if tables.get("rates") is not self.rate_bps:  # (rates set anew: tables made anew)
-            tables.clear()
-            tables["rates"] = self.rate_bps
-            self.rate_bps.flags.writeable = False  # (changed in place, a table would be stale)
-        if size not in tables:
-            if len(tables) > AIRTIME_TABLES_KEPT:
-                tables.clear()
-                tables["rates"] = self.rate_bps
-            try:
-                table = _airtime_ns(np.full(1, size, dtype=np.int64), self.rate_bps)
-            except ValueError:  # (a rate of about 0 somewhere: computed per call, as asked)
-                table = None
-            else:
-                table.flags.writeable = False
-            tables[size] = table
-        return tables[size]
 
     # gain and mean_snr are formed when asked, not kept: 16 bytes per endpoint and link
     # (320 MB for the two links of 10^7 devices) that only the rate needs, once.

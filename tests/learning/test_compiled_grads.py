@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from edgesim.learning import models
+from edgesim.learning import compiled_reports as policy
 from edgesim.learning.models import Logistic, Ridge
 from tests.helpers import make_classification, make_regression
 
@@ -29,7 +29,7 @@ def cases():
 def test_compiled_rows_are_the_numpy_rows_bit_for_bit(monkeypatch, model, data):
     """Every agent, subsets in any order, a given ``out``, models from 1e-3 to 1e3 in scale:
     the same bytes (an FMA or a reordered sum would change the last bits of some)."""
-    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 0.0)
+    monkeypatch.setattr(policy, "NUMBA_IMPORT_US", 0.0)
     design = model.design(data)
     assert len(design.blocks) == 1
     p = model.n_params(data.d)
@@ -40,7 +40,7 @@ def test_compiled_rows_are_the_numpy_rows_bit_for_bit(monkeypatch, model, data):
     for scale in (1e-3, 1.0, 1e3):
         w = rng.normal(size=p) * scale
         got = model.agent_grads(w, design)
-        assert models._kernels is not None  # the compiled path ran
+        assert policy._kernels is not None  # the compiled path ran
         assert got.tobytes() == numpy_rows(model, w, design).tobytes()
         some = rng.permutation(data.K)[: max(1, data.K // 2)]
         out = np.empty((some.size, p))
@@ -50,7 +50,7 @@ def test_compiled_rows_are_the_numpy_rows_bit_for_bit(monkeypatch, model, data):
 
 def test_compiled_rows_are_left_to_numpy_where_they_do_not_apply(monkeypatch):
     """A float32 design, a design of several row blocks and clipped reports take numpy's path."""
-    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 0.0)
+    monkeypatch.setattr(policy, "NUMBA_IMPORT_US", 0.0)
     model = Ridge(0.1)
     design = model.design(make_regression(K=4, d=2))
     w = np.ones(3)
@@ -68,28 +68,28 @@ def test_compiled_rows_are_left_to_numpy_where_they_do_not_apply(monkeypatch):
 def test_a_process_loads_the_kernels_only_where_they_pay(monkeypatch):
     """Until the estimated saving reaches numba's import (a plain run), without numba loaded
     and without expect_many_runs (a search), the kernels are not loaded; with either, at once."""
-    monkeypatch.setattr(models, "_kernels", None)
-    monkeypatch.setattr(models, "_saved_us", 0.0)
-    monkeypatch.setattr(models, "_many_runs", False)
-    monkeypatch.setattr(models, "SAVED_PER_CALL_US", 10.0)
-    monkeypatch.setattr(models, "SAVED_PER_VALUE_US", 0.0)
-    monkeypatch.setattr(models, "NUMBA_IMPORT_US", 25.0)
-    monkeypatch.setattr(models, "_numba_loaded", lambda: False)
+    monkeypatch.setattr(policy, "_kernels", None)
+    monkeypatch.setattr(policy, "_saved_us", 0.0)
+    monkeypatch.setattr(policy, "_many_runs", False)
+    monkeypatch.setattr(policy, "SAVED_PER_CALL_US", 10.0)
+    monkeypatch.setattr(policy, "SAVED_PER_VALUE_US", 0.0)
+    monkeypatch.setattr(policy, "NUMBA_IMPORT_US", 25.0)
+    monkeypatch.setattr(policy, "_numba_loaded", lambda: False)
     model = Ridge(0.1)
     design = model.design(make_regression(K=3, d=2))
     w = np.ones(3)
     for _ in range(2):
         model.agent_grads(w, design)
-        assert models._kernels is None
+        assert policy._kernels is None
     model.agent_grads(w, design)
-    assert models._kernels is not None
+    assert policy._kernels is not None
     for hint in ("many runs", "numba"):
-        monkeypatch.setattr(models, "_kernels", None)
-        monkeypatch.setattr(models, "_saved_us", 0.0)
+        monkeypatch.setattr(policy, "_kernels", None)
+        monkeypatch.setattr(policy, "_saved_us", 0.0)
         if hint == "many runs":
-            models.expect_many_runs()
+            policy.expect_many_runs()
         else:
-            monkeypatch.setattr(models, "_many_runs", False)
-            monkeypatch.setattr(models, "_numba_loaded", lambda: True)
+            monkeypatch.setattr(policy, "_many_runs", False)
+            monkeypatch.setattr(policy, "_numba_loaded", lambda: True)
         model.agent_grads(w, design)
-        assert models._kernels is not None
+        assert policy._kernels is not None

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgesim.cli import main
-from edgesim.mechanisms.driver import drive
+from edgesim.mechanisms.in_memory import drive
 from edgesim.mechanisms.protocol import Gather, Replies
 from edgesim.mechanisms.repair import Repair, with_repair
 from edgesim.output import to_json

@@ -474,7 +474,7 @@ def test_shannon_airtime_of_one_size_reads_a_table_with_the_same_numbers():
     """Messages of one size (a constant view) read that size's airtime table: the same int64
     ns as computed message by message; a zero rate raises only where it is asked for."""
     from edgesim.arrays import constant
-    from edgesim.network.links import _airtime_ns
+    from edgesim.network.airtime import airtime_ns
 
     cfg = RadioConfig(model="shannon", shadowing_db=8.0)
     d = np.random.default_rng(3).uniform(1.0, 2000.0, 50)
@@ -482,7 +482,7 @@ def test_shannon_airtime_of_one_size_reads_a_table_with_the_same_numbers():
     asked = np.random.default_rng(5).integers(0, 50, 30)
     for size in (0, 1, 1234, 10**9):
         got = link.airtime_ns(asked, constant(asked.size, size))
-        each = _airtime_ns(np.full(asked.size, size, dtype=np.int64), link.rate_bps[asked])
+        each = airtime_ns(np.full(asked.size, size, dtype=np.int64), link.rate_bps[asked])
         assert got.dtype == np.int64 and np.array_equal(got, each)
         assert link.airtime_ns(asked, constant(asked.size, size)) is not got  # a fresh gather
     with pytest.raises(ValueError):
