@@ -39,6 +39,20 @@ CONSTANTS_KEPT = 256
 _CONSTANTS: dict[tuple, np.ndarray] = {}
 
 
+def frozen_copy(a: np.ndarray) -> np.ndarray:
+    """Return a read-only copy of ``a``: what a cache keeps (no later write to ``a``, or to the
+    array handed out, changes it)."""
+    out = np.array(a)
+    out.flags.writeable = False
+    return out
+
+
+def all_finite(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is finite: ``np.isfinite(a).all()`` without the method's
+    Python wrapper (a microsecond of each of a search's 80 000 rounds)."""
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
+
+
 def as_slice(positions: np.ndarray) -> slice | np.ndarray:
     """Return the sorted, distinct, non-empty int ``positions`` as a slice when they are
     consecutive (one deviator, or a run of them: a slice's view costs less than a gather),

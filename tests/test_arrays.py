@@ -109,3 +109,14 @@ def test_constant_views_are_kept_and_read_only():
     for m in range(arrays.CONSTANTS_KEPT + 3):
         arrays.constant(m, 1)
     assert len(arrays._CONSTANTS) <= arrays.CONSTANTS_KEPT
+
+
+def test_all_finite_and_frozen_copy():
+    """all_finite is np.isfinite(a).all(); frozen_copy is a read-only copy that later writes
+    to the original do not reach."""
+    for a in (np.zeros(0), np.ones(3), np.array([1.0, np.inf]), np.array([[np.nan, 1.0]])):
+        assert arrays.all_finite(a) == bool(np.isfinite(a).all())
+    a = np.arange(4)
+    kept = arrays.frozen_copy(a)
+    a[0] = 9
+    assert kept.tolist() == [0, 1, 2, 3] and not kept.flags.writeable

@@ -91,8 +91,8 @@ def warm_compiled() -> None:
         import numpy as np
 
         X, v, ints = np.ones((1, 1)), np.ones(1), np.zeros(1, dtype=np.int64)
-        kernels.ridge_rows(v, v, X, ints, ints + 1, v, 0.1, v, ints, np.empty((1, 1)))
-        kernels.logistic_rows(X, v, ints, X, ints, ints + 1, v, 0.1, v, ints, np.empty((1, 1)))
+        kernels.ridge_rows(v, v, X, ints, ints + 1, 0.1, v, ints, np.empty((1, 1)))
+        kernels.logistic_rows(X, v, ints, X, ints, ints + 1, 0.1, v, ints, np.empty((1, 1)))
 
     try:
         from edgesim.network import medium

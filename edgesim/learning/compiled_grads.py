@@ -16,7 +16,7 @@ multiply-add: numba's defaults), so the reports are the same bits:
 - the sum divided by n_k, then l2 w added (``gb /= n_k``; ``gb += l2 * w``).
 
 numba is imported for them only where they pay for its import
-(:data:`edgesim.learning.models.NUMBA_IMPORT_US`); the functions are cached on disk
+(:data:`edgesim.learning.compiled_reports.NUMBA_IMPORT_US`); the functions are cached on disk
 (``cache=True``) after their first use.
 """
 
@@ -27,13 +27,13 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def ridge_rows(s, y, X, starts, counts, n_k, l2, w, agents, out):
+def ridge_rows(s, y, X, starts, counts, l2, w, agents, out):
     """Write grad F_k(w) of each agent ``agents[j]`` into ``out[j]`` and return ``out``.
 
     ``s``: X w over the block's rows (n,); ``y`` (n,) and ``X`` (n, p) the block's rows;
-    ``starts``, ``counts`` (int64) and ``n_k`` (float64): each agent's first row in the
-    block, its number of rows and that number as a float; ``agents``: block-relative
-    agent indices (any order); ``out``: (len(agents), p) float64.
+    ``starts``, ``counts`` (int64): each agent's first row in the block and its number of
+    rows n_k (divided by as a float64, exactly as numpy's float copy of it); ``agents``:
+    block-relative agent indices (any order); ``out``: (len(agents), p) float64.
     """
     p = out.shape[1]
     for j in range(agents.size):
@@ -45,12 +45,12 @@ def ridge_rows(s, y, X, starts, counts, n_k, l2, w, agents, out):
             for c in range(p):
                 out[j, c] += a * X[i, c]
         for c in range(p):
-            out[j, c] = out[j, c] / n_k[k] + l2 * w[c]
+            out[j, c] = out[j, c] / np.float64(counts[k]) + l2 * w[c]
     return out
 
 
 @njit(cache=True, nogil=True)
-def logistic_rows(E, sums, y, X, starts, counts, n_k, l2, w, agents, out):
+def logistic_rows(E, sums, y, X, starts, counts, l2, w, agents, out):
     """Write grad F_k(w) of each agent ``agents[j]`` into ``out[j]`` and return ``out``.
 
     ``E`` (n, C): exp(scores - each row's max) over the block's rows, and ``sums`` (n,) their
@@ -77,5 +77,5 @@ def logistic_rows(E, sums, y, X, starts, counts, n_k, l2, w, agents, out):
         for f in range(m):
             for c in range(C):
                 q = f * C + c
-                out[j, q] = acc[c * m + f] / n_k[k] + l2 * w[q]
+                out[j, q] = acc[c * m + f] / np.float64(counts[k]) + l2 * w[q]
     return out

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgesim.learning import compiled_reports
-from edgesim.learning.compiled_reports import expect_many_runs  # noqa: F401  (re-exported)
 from edgesim.learning.data import FederatedDataset
 from edgesim.learning.design import (  # noqa: F401  (re-exported: users import them from here)
     Design,
@@ -230,7 +229,8 @@ class Model:
         design of more than one row block (where numpy's per-call cost is small beside the
         arithmetic), rows not in float64, agents all with the same number of rows (numpy's
         segment sums are then a batched BLAS product, whose order of operations is not
-        reproduced), or a process where they do not pay yet (:data:`~edgesim.learning.compiled_reports.NUMBA_IMPORT_US`)."""
+        reproduced), or a process where they do not pay yet
+        (:data:`~edgesim.learning.compiled_reports.NUMBA_IMPORT_US`)."""
         if (
             not self.compiled_reports
             or len(design.blocks) != 1
@@ -381,7 +381,7 @@ class Ridge(Model):
         """Write the rows of ``agents`` into ``rows`` by ``kernels.ridge_rows``."""
         y, starts, n_k, _ = design.block_parts[0]
         X = design.Xa
-        kernels.ridge_rows(X @ w, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows)
+        kernels.ridge_rows(X @ w, y, X, starts, n_k, self.l2, w, agents, rows)
 
     def _agent_data_grads(self, w, Xa, y, starts, n_k, clip=None, out=None):
         r = Xa @ w
@@ -540,9 +540,7 @@ class Logistic(Model):
         y, starts, n_k, _ = design.block_parts[0]
         X = design.Xa
         E, sums = self._exp_scores(self._scores(w, X))
-        kernels.logistic_rows(
-            E, sums, y, X, starts, n_k, design.n_k_float, self.l2, w, agents, rows
-        )
+        kernels.logistic_rows(E, sums, y, X, starts, n_k, self.l2, w, agents, rows)
 
     def _class_sums(self, S, Xa, y, starts, n_k, clip=None, out=None):
         # Softmax probabilities minus the one-hot label.

@@ -11,9 +11,9 @@ import numpy as np
 @functools.cache
 def ones(n: int) -> np.ndarray:
     """Return n ones (float64, read-only), made once per n."""
-    ones = np.ones(n)
-    ones.flags.writeable = False
-    return ones
+    out = np.ones(n)
+    out.flags.writeable = False
+    return out
 
 
 def clip_scale(norms: np.ndarray, bound: float) -> np.ndarray:

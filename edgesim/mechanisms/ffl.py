@@ -81,7 +81,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgesim import theory
-from edgesim.arrays import norm2
+from edgesim.arrays import all_finite, norm2
 from edgesim.mechanisms.base import Outcome, ServerContext, register_mechanism, weighted_total
 from edgesim.mechanisms.parallel import run_problems
 from edgesim.mechanisms.payment_error import PathError, finite_max, phase1_error, truncation_error
@@ -174,7 +174,7 @@ class _Path:
             converged = not complete or gg / (2.0 * mu_k) <= pk * cfg.epsilon
             if t >= T2 and (not cfg.phase2_check or converged):
                 break
-            if not np.logical_and.reduce(np.isfinite(g)):  # (.all() without its wrapper)
+            if not all_finite(g):
                 self.status = "diverging"
                 break
             if t >= self.budget:
@@ -203,7 +203,7 @@ class _Path:
             else:
                 P += eta2 * gg / pk
             t += 1
-            if not np.logical_and.reduce(np.isfinite(g_next)):
+            if not all_finite(g_next):
                 self.status = "diverging"
                 break
             self.errors.step(g, g_next)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgesim import theory
+from edgesim.arrays import all_finite
 from edgesim.mechanisms.base import ServerContext, secure_aggregation, weighted_total
 from edgesim.mechanisms.protocol import Gather, GradientAsk
 
@@ -70,7 +71,7 @@ def descend(
         )
         w = w - eta * weighted_total(r, p[r.agents], weight, noise)
         del r  # the replies can be large (K x p): not held while the next round is answered
-        if not np.logical_and.reduce(np.isfinite(w)):  # (.all(), without its Python wrapper)
+        if not all_finite(w):
             return w, t + 1, True
     return w, rounds, False
 

@@ -375,6 +375,7 @@ class ShannonLink(Link):
         )
         self.noise_plus_interference_mw = noise_mw + interference_mw
         self.rate_bps = self.bandwidth_hz * np.log2(1.0 + self.mean_snr)
+        self._airtimes = AirtimeTables()  # (a subclass may set rate_bps anew: tables follow it)
         self.latency_ns = to_ns(cfg.latency_s)
         self.rto_ns = cfg.rto_ns()
         self.arq_max_retries = int(cfg.arq_max_retries)
@@ -388,8 +389,7 @@ class ShannonLink(Link):
         the same numbers)."""
         sizes = np.asarray(size_bytes)
         if is_constant(sizes) and sizes.dtype == np.int64:
-            tables = self.__dict__.setdefault("_airtimes", AirtimeTables())
-            table = tables.of(int(sizes[0]), self.rate_bps)
+            table = self._airtimes.of(int(sizes[0]), self.rate_bps)
             if table is not None:
                 return table[endpoints]
         return _airtime_ns(sizes, self.rate_bps[endpoints])

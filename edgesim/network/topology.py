@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.arrays import all_equal, column, constant, squeezed
+from edgesim.arrays import all_equal, column, constant, frozen_copy, squeezed
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
@@ -260,7 +260,7 @@ class Topology:
         d = np.sqrt(((xy - self.ap_xy[self.ap_of]) ** 2).sum(axis=1))
         self.distance_m = np.maximum(d, cfg.min_distance_m)
         self._pipelines: dict = {}  # pipeline_ns of equal messages leaving together, by inputs
-        self._per_size: dict = {}  # _pipeline's constants of one message size (see _constants)
+        self._per_size: dict = {}  # _pipeline's numbers of one message size (_packets, _hop)
         self._edges()
         self.graph = self._infrastructure()
 
@@ -396,7 +396,7 @@ class Topology:
         m = aps.size
         if all_equal(sizes):
             sizes = sizes[:1]
-        packet, last, one_packet, hop_of = self._constants(sizes)
+        packet, last, one_packet = self._packets(sizes)
         ns_per_bit = 8.0 * NS_PER_S
         hops = range(self.path_edges.shape[1])
         discipline = self.backhaul.discipline()
@@ -405,15 +405,11 @@ class Topology:
             hop_edges = self.path_edges[:, h]
             shared = self._shared[h]
             if shared or self._alike[h]:
+                edge = hop_edges[:1] if shared else hop_edges[aps[:1]]
                 group = None if shared or dedicated else hop_edges[aps]
-                rate, latency, work, idle = hop_of(
-                    h, hop_edges[:1] if shared else hop_edges[aps[:1]]
-                )
             else:
                 edge = group = hop_edges[aps]
-                rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
-                work = np.rint(sizes * ns_per_bit / rate).astype(np.int64)
-                idle = not work.any()
+            rate, latency, work, idle = self._hop(edge, sizes)
             if idle:  # a hop too fast to take a ns (a 10^15 bit/s one): its latency only
                 head, tail = head + latency, np.maximum(head, tail) + latency
                 continue
@@ -434,41 +430,40 @@ class Topology:
             head, tail = head + latency, through + latency
         return head, tail
 
-    def _constants(self, sizes: np.ndarray) -> tuple:
-        """Return what :meth:`_pipeline` takes of the message sizes ``sizes`` before its hops:
-        (packet, last packet, one packet?, ``hop_of(h, edge)``: hop h's (rate, latency, work in
-        ns of a message, whether that work rounds to no ns), for a hop alike for every message
-        (``edge``: its (1,) edge index)). For one size, (shape (1,): every exchange's uplink of
-        a round) they are kept, read-only, by size; the same numbers as computed afresh."""
+    def _packets(self, sizes: np.ndarray) -> tuple:
+        """Return (packet, last packet, one packet?) of the message sizes ``sizes``
+        (:meth:`BackhaulConfig.packet`, ``last_packet``, ``one_packet``); for one size (shape
+        (1,): a round's messages) kept by size, as read-only copies: the same numbers."""
         size = int(sizes[0]) if sizes.size == 1 else None
-        known = self._per_size.get(size) if size is not None else None
-        if known is not None:
-            return known
-        packet = self.backhaul.packet(sizes)
-        last = self.backhaul.last_packet(sizes, packet)
-        one_packet = self.backhaul.one_packet(sizes, packet)
-        hops: dict = {}
+        known = self._per_size.get(("packets", size)) if size is not None else None
+        if known is None:
+            packet = self.backhaul.packet(sizes)
+            known = (packet, self.backhaul.last_packet(sizes, packet))
+            known = (*known, self.backhaul.one_packet(sizes, packet))
+            if size is not None:
+                known = (frozen_copy(known[0]), frozen_copy(known[1]), known[2])
+                self._keep(("packets", size), known)
+        return known
 
-        def hop_of(h: int, edge: np.ndarray) -> tuple:
-            if size is not None and h in hops:
-                return hops[h]
+    def _hop(self, edge: np.ndarray, sizes: np.ndarray) -> tuple:
+        """Return the hop ``edge``'s (rate, latency, each message's work in ns, whether no work
+        rounds to a ns) for the message sizes ``sizes``: every message's edge, or a (1,) edge
+        alike for all. For one edge and one size kept (read-only), the same numbers."""
+        key = ("hop", int(edge[0]), int(sizes[0])) if edge.size == 1 == sizes.size else None
+        known = self._per_size.get(key) if key is not None else None
+        if known is None:
             rate, latency = self.edge_bps[edge], self.edge_latency_ns[edge]
             work = np.rint(sizes * (8.0 * NS_PER_S) / rate).astype(np.int64)
-            found = (rate, latency, work, not work.any())
-            if size is not None:
-                for a in found[:3]:
-                    a.flags.writeable = False
-                hops[h] = found
-            return found
+            known = (rate, latency, work, not work.any())
+            if key is not None:
+                self._keep(key, (*(frozen_copy(a) for a in known[:3]), known[3]))
+        return known
 
-        found = (packet, last, one_packet, hop_of)
-        if size is not None:
-            for a in (packet, last):
-                a.flags.writeable = False
-            if len(self._per_size) >= 16:
-                self._per_size.clear()
-            self._per_size[size] = found
-        return found
+    def _keep(self, key: tuple, value: tuple) -> None:
+        """Keep ``value`` under ``key`` for :meth:`_packets` and :meth:`_hop`, at most 64."""
+        if len(self._per_size) >= 64:
+            self._per_size.clear()
+        self._per_size[key] = value
 
     def graph_with_devices(self) -> nx.Graph:
         """Return a copy of the graph with one node per device joined to its access point.
