@@ -9,6 +9,10 @@ from edgesim.network import NS_PER_S
 
 #: A link keeps the airtimes of at most this many message sizes (a run has a few).
 AIRTIME_TABLES_KEPT = 16
+#: Only a link of at most this many endpoints keeps tables (at most 32 KiB a table, 512 KiB a
+#: link: nothing the memory estimate need count). A larger one computes the asked airtimes
+#: each time, where the arithmetic outweighs the calls' cost anyway.
+AIRTIME_TABLE_MAX_ENDPOINTS = 4096
 
 
 def airtime_ns(size_bytes: np.ndarray, rate_bps: np.ndarray | float) -> np.ndarray:
@@ -42,8 +46,11 @@ class AirtimeTables:
     def of(self, size: int, rate_bps: np.ndarray) -> np.ndarray | None:
         """Return the airtime of ``size`` bytes at each rate of ``rate_bps`` (int64 ns, (N,),
         read-only), or None when one does not fit in int64 ns (then the caller computes the
-        asked ones, which raise only if they are among them). A new rates array starts the
-        tables anew; the rates are made read-only (changed in place, a table would be stale)."""
+        asked ones, which raise only if they are among them) or the link has more than
+        :data:`AIRTIME_TABLE_MAX_ENDPOINTS` endpoints. A new rates array starts the tables
+        anew; the rates are made read-only (changed in place, a table would be stale)."""
+        if rate_bps.size > AIRTIME_TABLE_MAX_ENDPOINTS:
+            return None
         if self.rates is not rate_bps:
             self.rates, self.tables = rate_bps, {}
             rate_bps.flags.writeable = False

@@ -493,3 +493,18 @@ def test_shannon_airtime_of_one_size_reads_a_table_with_the_same_numbers():
     assert np.array_equal(fine, [800_000, 400_000])
     with pytest.raises(ValueError, match="does not fit"):
         zero.airtime_ns(np.array([1]), constant(1, 100))
+
+
+def test_a_large_link_keeps_no_airtime_tables(monkeypatch):
+    """Above AIRTIME_TABLE_MAX_ENDPOINTS a link computes the asked airtimes (no (N,) table per
+    size beside the memory estimate): the same numbers."""
+    from edgesim.arrays import constant
+    from edgesim.network import airtime
+
+    monkeypatch.setattr(airtime, "AIRTIME_TABLE_MAX_ENDPOINTS", 10)
+    cfg = RadioConfig(model="shannon", shadowing_db=8.0)
+    link = ShannonLink(cfg, np.linspace(10.0, 900.0, 20), "up", np.random.default_rng(1))
+    asked = np.array([3, 17, 3])
+    got = link.airtime_ns(asked, constant(3, 1500))
+    assert link._airtimes.tables == {}
+    assert np.array_equal(got, airtime.airtime_ns(np.full(3, 1500), link.rate_bps[asked]))
