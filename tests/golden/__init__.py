@@ -1,7 +1,7 @@
 """Golden outputs: the JSON of every shipped scenario at a small size, as the code gave it.
 
 ``python -m tests.golden`` rewrites the files (after an *intended* change of the
-output); ``tests/test_golden.py`` reruns every scenario and compares. A
+output; ``python -m tests.golden quickstart`` only that scenario's); ``tests/test_golden.py`` reruns every scenario and compares. A
 renovation that moves code without meaning to change results must leave the
 files byte-identical: ``python -m tests.golden --check`` says which differ and
 exits 1, without writing. A change that only *adds* output (new keys, in the
@@ -136,11 +136,17 @@ def _old_golden(rev: str, stem: str) -> dict | None:
 
 def main(argv: list[str]) -> int:
     """Write every golden file, or compare (``--check``: bytes; ``--added``: values, new keys
-    allowed) without writing; returns the exit code (1 when a file differs)."""
+    allowed) without writing; returns the exit code (1 when a file differs). Scenario names
+    among the arguments (``lossy-wifi``) limit it to those files."""
     check, added = "--check" in argv, "--added" in argv
     against = argv[argv.index("--against") + 1] if "--against" in argv else None
+    names = {a for a in argv if not a.startswith("--") and a != against}
+    unknown = names - {p.stem for p in SHIPPED}
+    if unknown:
+        print(f"no shipped scenario named {', '.join(sorted(unknown))}")
+        return 2
     differ = []
-    for path in SHIPPED:
+    for path in [p for p in SHIPPED if not names or p.stem in names]:
         text = output(path)
         golden = HERE / f"{path.stem}.json"
         if against:

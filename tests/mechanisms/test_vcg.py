@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -55,6 +57,40 @@ def test_logistic_solver_reaches_the_optimum():
     p = np.full(6, 1 / 6)
     w = solve_weighted(m, des, p)
     assert np.linalg.norm(m.grad(w, des, p)) < 1e-8
+
+
+def _payments_with_rounding_moved(monkeypatch, m, des, p):
+    """Exact VCG's payments, then again with the loss (not its gradient) perturbed by 1e-14
+    relative, deterministically in w: as another BLAS would round it."""
+    clean = vcg_payments(m, des, p)[1]
+    exact = type(m).loss_and_grad
+
+    def rounded_otherwise(self, w, design, weights):
+        f, g = exact(self, w, design, weights)
+        return f * (1 + 1e-14 * (zlib.crc32(w.tobytes()) % 1000 / 1000 - 0.5)), g
+
+    monkeypatch.setattr(type(m), "loss_and_grad", rounded_otherwise)
+    moved = vcg_payments(m, des, p)[1]
+    monkeypatch.setattr(type(m), "loss_and_grad", exact)
+    return np.max(np.abs(moved - clean) / np.abs(clean))
+
+
+def test_logistic_payments_do_not_depend_on_where_lbfgs_stopped(monkeypatch):
+    """L-BFGS-B stops where F no longer falls in its last bits, so the loss's rounding decides
+    where; a payment's error is first order in w^o's. The Newton-polished w^o makes payments
+    agree to 1e-10 when the rounding moves; unpolished they moved by more than 1e-8 (6e-8 between
+    two numpy/scipy builds on paper-fig5-privacy)."""
+    import edgesim.mechanisms.vcg as vcg_module
+
+    data = make_classification(K=8, d=10, C=4, seed=0, n=800)
+    m = Logistic(0.01, True, 4)
+    des = m.design(data)
+    p = data.n_k / data.n
+    assert _payments_with_rounding_moved(monkeypatch, m, des, p) < 1e-10
+    w_o = vcg_module.solve_optimum(m, des, p)
+    assert np.linalg.norm(m.grad(w_o, des, p)) < 1e-14
+    monkeypatch.setattr(vcg_module, "POLISH_STEPS", 0)
+    assert _payments_with_rounding_moved(monkeypatch, m, des, p) > 1e-8
 
 
 def test_balanced_clusters_have_floor_or_ceil_size():
