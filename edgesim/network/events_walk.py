@@ -2,7 +2,8 @@
 
 Each delivered downlink wakes its device's long-lived process
 (:mod:`edgesim.network.device`) at its instant; the replies (or their
-senders giving up) land at the server at theirs; a deadline cuts what has
+senders giving up) land at the server at theirs, which no process waits on,
+so the walk takes no event for them but the last; a deadline cuts what has
 not landed. The instants come from the exchange's
 :class:`~edgesim.network.exchange_plan.Plan`, so both fidelities give the
 same replies and times.
@@ -38,15 +39,22 @@ class EventsWalk:
         whose reply lands then, or whose sender gives up, or -1. All
         messages of one instant share one SimPy event, fired in the order
         (time, downlinks before replies, device, slot); the devices it wakes
-        resume before the walk goes on. The walk is its own process (one
-        generator frame to resume per instant) and is alone on the event
-        queue meanwhile: per instant one push and one pop, per message one
-        resume.
+        resume before the walk goes on. A landing resumes no process, so an
+        instant with only landings takes no event, except the last (the
+        walk ends there); that halves the events of an exchange to every
+        agent. The walk is its own process (one generator frame to resume
+        per instant) and is alone on the event queue meanwhile: per walked
+        instant one push and one pop, per downlink one resume.
         The process's value: the slots whose replies it reached, in order.
         """
         order = np.lexsort((land, wake, wake < 0, at_ns))
         at, wakes, lands = at_ns[order], wake[order], land[order]
-        return self.env.process(self._walking(plan, t0, at.tolist(), wakes.tolist(), lands))
+        # A landing resumes no process: only the instants that wake a device, and the last
+        # (the walk's end), need an event.
+        walked = wakes >= 0
+        walked[-1:] = True
+        at, wakes = at[walked].tolist(), wakes[walked].tolist()
+        return self.env.process(self._walking(plan, t0, at, wakes, lands))
 
     def _walking(self, plan: Plan, t0: int, at: list, wakes: list, lands: np.ndarray):
         env, waiting = self.env, self.waiting

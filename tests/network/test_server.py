@@ -325,6 +325,34 @@ def test_events_and_batched_agree_on_shared_media_with_churn_and_deadline(radio)
     assert result["network"]["cut"] > 0 and result["network"]["lost"] > 0  # both happened
 
 
+def test_the_events_walk_takes_an_event_per_instant_that_wakes_a_device_and_its_last(
+    monkeypatch,
+):
+    """Landings resume no process, so the walk fires one SimPy event per instant at which a
+    delivered downlink wakes a device, plus its last instant (its end), and no other."""
+    from edgesim.network import events_walk
+
+    fired, expected, instants = [], [], []
+    real_walk, real_timeout = events_walk.EventsWalk._walk, events_walk.Timeout
+
+    def walk(self, plan, t0, at_ns, wake, land):
+        waking = set(at_ns[wake >= 0].tolist())
+        expected.append(len(waking | {int(at_ns.max())}) if at_ns.size else 0)
+        instants.append(np.unique(at_ns).size)
+        return real_walk(self, plan, t0, at_ns, wake, land)
+
+    def timeout(env, delay, value=None):
+        fired.append(delay)
+        return real_timeout(env, delay, value)
+
+    monkeypatch.setattr(events_walk.EventsWalk, "_walk", walk)
+    monkeypatch.setattr(events_walk, "Timeout", timeout)
+    network = {"radio": LOSSY, "compute": {"model": "shifted-exponential"}, "fidelity": "events"}
+    run(scenario(network, mechanism={"kind": "ffl", "phase1_rounds": 3, "phase2_rounds": 1}))
+    assert len(fired) == sum(expected) > 0
+    assert sum(expected) < sum(instants)  # the landings' instants were not walked
+
+
 @pytest.mark.parametrize("compute", ["shifted-exponential", "per-sample"])
 def test_steady_plan_equals_the_general_plan(compute):
     """The steady-exchange cache builds exactly the plan the general path draws."""
