@@ -53,6 +53,13 @@ def all_finite(a: np.ndarray) -> bool:
     return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
 
 
+def every(mask: np.ndarray) -> bool:
+    """Whether every element of the bool array ``mask`` is True (True when empty):
+    ``mask.all()`` by ``numpy.count_nonzero``, about a microsecond less a call (an exchange
+    asks it of its masks some ten times)."""
+    return np.count_nonzero(mask) == mask.size
+
+
 def as_slice(positions: np.ndarray) -> slice | np.ndarray:
     """Return the sorted, distinct, non-empty int ``positions`` as a slice when they are
     consecutive (one deviator, or a run of them: a slice's view costs less than a gather),

@@ -120,3 +120,13 @@ def test_all_finite_and_frozen_copy():
     kept = arrays.frozen_copy(a)
     a[0] = 9
     assert kept.tolist() == [0, 1, 2, 3] and not kept.flags.writeable
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 200])
+def test_every_is_numpys_all_on_bool_masks(size):
+    rng = np.random.default_rng(size)
+    for mask in (np.ones(size, bool), rng.random(size) < 0.9, np.zeros(size, bool)):
+        assert arrays.every(mask) == bool(mask.all())
+        if size:
+            mask[-1] = False  # a single False anywhere decides it
+            assert not arrays.every(mask)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgesim.arrays import column, squeezed, take_rows
+from edgesim.arrays import column, every, squeezed, take_rows
 from edgesim.network.transport import tcp_extra_ns, tcp_shares
 
 
@@ -136,7 +136,7 @@ class ExchangePlanning:
         if silent is not None:
             sending &= ~silent
         up_dev, up_at, up_sizes = dev, send_at, np.asarray(up_bytes, dtype=np.int64)
-        if not sending.all():  # (when all send, the arrays as they are: no gather)
+        if not every(sending):  # (when all send, the arrays as they are: no gather)
             senders = np.flatnonzero(sending)
             up_dev, up_at, up_sizes = dev[senders], send_at[senders], take_rows(up_sizes, senders)
         there = None if here is None else self._distance(up_dev, t0 + up_at)
@@ -159,7 +159,7 @@ class ExchangePlanning:
         m = agents.size
         horizon = self.deadline_ns
         down_air = down.attempts * down.airtime_ns
-        if sending.all():  # every recipient received and sent (so none is late): no scatter
+        if every(sending):  # every recipient received and sent (so none is late): no scatter
             resolve, late, reply_ok, lost_online = resolved, np.zeros(m, dtype=bool), None, 0
         else:
             # When the server knows each outcome (relative to t0); late ones only after the
@@ -186,7 +186,7 @@ class ExchangePlanning:
             resolve_ns=resolve,
             reply_ok=up.delivered.copy() if reply_ok is None else reply_ok,
             late=late,
-            down_lost=int((~down.delivered).sum()) + lost_online,
+            down_lost=down.dropped + lost_online,
             down_transmissions=down.transmissions if copies is None else copies,
             down_retransmissions=down.retransmissions,
             down_air_ns=down_air,
@@ -381,7 +381,7 @@ class ExchangePlanning:
         (:meth:`~edgesim.network.topology.Topology.pipeline_ns`); the others' senders give up
         at ``at_ap`` (ns from the start)."""
         topology = self.net.topology
-        if up.delivered.all():  # the common case: no gather
+        if every(up.delivered):  # the common case: no gather
             return topology.pipeline_ns(topology.aps_of(dev), sizes, head_ns, at_ap, "up")[1]
         out = at_ap.copy()
         ok = np.flatnonzero(up.delivered)

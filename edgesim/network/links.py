@@ -145,7 +145,7 @@ class Transfers:
     @property
     def dropped(self) -> int:
         """Number of messages not delivered after R + 1 transmissions."""
-        return len(self) - int(self.delivered.sum())
+        return len(self) - int(np.count_nonzero(self.delivered))
 
 
 # --------------------------------------------------------------------------- links
@@ -222,7 +222,7 @@ class Link:
             raise ValueError(f"endpoints {e.shape} and size_bytes {s.shape} differ in shape")
         if s.dtype.kind not in "iu":
             raise ValueError(f"size_bytes must be integers, got dtype {s.dtype}")
-        if e.size and s.min() < 0:
+        if e.size and (s[0] if is_constant(s) else s.min()) < 0:
             raise ValueError(f"size_bytes must be >= 0, got {s.min()}")
         m = e.size
         if distance_m is None:
@@ -242,7 +242,7 @@ class Link:
         lost = np.asarray(self.loss.lost(e, rng), dtype=bool)
         attempts = np.ones(m, dtype=np.int64)
         delivered = ~lost
-        trying = np.flatnonzero(lost)
+        trying = lost.nonzero()[0]  # (lost is 1-D: flatnonzero's ravel is not needed)
         for _ in range(self.arq_max_retries):
             if trying.size == 0:
                 break

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgesim.arrays import every
 from edgesim.network import NS_PER_S
 
 #: The parts of a recipient's time in an exchange, in the order it goes through them.
@@ -60,7 +61,7 @@ def split_ns(plan, end_ns: int) -> tuple[int, int, int, int]:
 
 def _those(mask: np.ndarray, *arrays: np.ndarray) -> tuple:
     """Return each of ``arrays`` at ``mask``'s true rows (the arrays themselves when all are)."""
-    if mask.all():
+    if every(mask):
         return arrays
     return tuple(a[mask] for a in arrays)
 

@@ -36,7 +36,7 @@ import simpy
 from simpy.events import NORMAL
 
 from edgesim import progress
-from edgesim.arrays import add_rows, all_but, column, take_rows, total
+from edgesim.arrays import add_rows, all_but, column, every, take_rows, total
 from edgesim.mechanisms.driver import AgentSide, Counters
 from edgesim.mechanisms.protocol import Gather, GatherMany
 from edgesim.network import to_ns
@@ -171,7 +171,7 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
             replied = plan.reply_ok & in_time
             cut = (plan.sending & ~in_time) | plan.late
             up = plan.up
-            everyone = plan.sending.all()  # every recipient sent (the common case)
+            everyone = every(plan.sending)  # every recipient sent (the common case)
             senders = None if everyone else np.flatnonzero(plan.sending)
             bytes_down = total(column(down_bytes, m))
             if plan.down_copies is not None:  # a broadcast: one copy per cell
@@ -258,13 +258,13 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         if known is not None and known[0] is plan:
             return plan, self.energy.add(phase, who, end_ns, known[1])[1]
         m = agents.size
-        if plan.sending.all():  # every recipient sent (the common case): no scatter
+        if every(plan.sending):  # every recipient sent (the common case): no scatter
             tx = plan.up.attempts * plan.up.airtime_ns
         else:
             tx = np.zeros(m, dtype=np.int64)
             tx[plan.sending] = plan.up.attempts * plan.up.airtime_ns
         on = plan.received
-        if on.all():
+        if every(on):
             times = (plan.down_air_ns, tx, plan.compute_ns, plan.reports)
         else:
             times = (
@@ -277,8 +277,8 @@ class NetworkServer(ExchangePlanning, SteadyPlans, MovingDevices, Broadcasting, 
         if repeat:
             self._energy_parts[key] = (plan, parts)
         dying, spent = self.energy.add(phase, who, end_ns, parts)
-        if not (dying & plan.sending).any():
-            return plan, spent
+        if self.energy.battery is None or not (dying & plan.sending).any():
+            return plan, spent  # (without batteries nobody dies)
         keep = ~dying[plan.sending]  # among the senders, in order
         plan = dataclasses.replace(
             plan,
