@@ -18,7 +18,8 @@ alone (no imports, data or output; the compiled walks and reports loaded before 
    ARQ, a 10^15 bit/s backhaul (the issue's profile), batched and events. Prints the
    microseconds per exchange (the mechanism's time over the network's exchanges: 20 of
    them Phase I rounds, the rest Phase II) and the ratio. Targets: at least 3x in batched,
-   2x in events. Both trees' JSON results are compared (they must be the same).
+   2x in events. Both trees' JSON results are compared (they must be the same), without
+   exact VCG (see ``FFL_K200``).
 2. **Small K, per round**: paper-fig1 under FedAvg (K = 2, 3 000 Phase I rounds) in
    memory, batched and events: microseconds per round of the mechanism, and each network
    fidelity over the in-memory driver (target: close to it).
