@@ -1,18 +1,17 @@
 """Golden outputs: the JSON of every shipped scenario at a small size, as the code gave it.
 
-``python -m tests.golden`` rewrites the files (after an *intended* change of the
-output; ``python -m tests.golden quickstart`` only that scenario's);
-``tests/test_golden.py`` reruns every scenario and compares. A renovation that
-moves code without meaning to change results must leave the files byte-identical:
-``python -m tests.golden --check`` says which differ and exits 1, without writing. A change that only *adds* output (new keys, in the
-results or in the resolved scenario) checks with ``python -m tests.golden
---added``: every key of a golden file must still be there with the same value
-(numbers to 1e-9 relative); keys the golden file lacks are allowed. It prints
-each difference and exits 1, without writing. ``--against REV`` compares
-the golden files of git revision ``REV`` with today's output the same way,
-after rewriting the old echoed scenario in today's layout
-(:func:`upgrade_echo`): what a renovation that changed the echo's layout
-(issue 28: an access scheme's options became a sub-table) must pass.
+``python -m tests.golden`` rewrites the files (after an *intended* change of the output;
+``python -m tests.golden quickstart`` only that scenario's); ``tests/test_golden.py`` reruns
+every scenario and compares. A renovation that moves code without meaning to change results
+must leave the files byte-identical: ``python -m tests.golden --check`` says which differ
+and exits 1, without writing. A change that only *adds* output (new keys, in the results or
+in the resolved scenario) checks with ``python -m tests.golden --added``: every key of a
+golden file must still be there with the same value (numbers to 1e-9 relative); keys the
+golden file lacks are allowed. It prints each difference and exits 1, without writing.
+``--against REV`` compares the golden files of git revision ``REV`` with today's output the
+same way, after rewriting the old echoed scenario in today's layout (:func:`upgrade_echo`):
+what a renovation that changed the echo's layout (issue 28: an access scheme's options
+became a sub-table) must pass.
 """
 
 from __future__ import annotations
