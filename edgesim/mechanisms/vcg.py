@@ -87,13 +87,14 @@ def polish_optimum(model: Model, design: Design, weights: np.ndarray, w: np.ndar
     for _ in range(POLISH_STEPS):
         if size == 0.0:
             break
+        reach = POLISH_FD_STEP * max(1.0, float(np.linalg.norm(w)))  # the step's length
 
-        def hess_times(v, w=w, g=g):
+        def hess_times(v, w=w, g=g, reach=reach):
             v = np.ravel(v)
             norm = float(np.linalg.norm(v))
             if norm == 0.0:
                 return np.zeros(n)
-            h = POLISH_FD_STEP * max(1.0, float(np.linalg.norm(w))) / norm
+            h = reach / norm
             return (model.grad(w + h * v, design, weights) - g) / h
 
         H = LinearOperator((n, n), matvec=hess_times, dtype=np.float64)
@@ -202,7 +203,9 @@ def vcg_payments(
     """Return (w^o, payments): exact VCG (``clusters=None``) or scalable VCG.
 
     ``clusters``: a cluster index per agent (Definition 2). Payments are in
-    loss units divided by p_k (eq. VCG); one central solve per problem.
+    loss units divided by p_k (eq. VCG); one central solve per problem. ``w_opt``: w^o
+    to use as given (None: :func:`solve_optimum`, polished; an unpolished one makes the
+    payments as inexact as it is, see :func:`polish_optimum`).
     """
     K = design.K
     if (
