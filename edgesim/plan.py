@@ -48,6 +48,7 @@ import time
 import numpy as np
 
 from edgesim import theory, wall_costs
+from edgesim.learning.segments import gradient_threads
 from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
@@ -168,7 +169,11 @@ def _wall_parts(sim: Simulation, ctx, c: dict, t_grad: float, t_each: float, t_m
     reports = run["reports"] + (t_moments or 0.0)
     ahead = reports_may_run_ahead(clip_norm(ctx.cfg), sim.population, len(sim.design.blocks))
     if fidelity == "batched" and not secure_aggregation(sc.mechanism) and ahead:
-        hidden = min(run["reports"], run["network"])  # computed while the network plans
+        # computed while the network plans, on all threads but the driver's, which joins in
+        # once the exchange is planned: the reports' work (timed on n threads) done by then
+        # is the network's time on n - 1 threads
+        n = gradient_threads()
+        hidden = min(run["reports"], run["network"] * (n - 1) / n)
         reports -= hidden
         c["notes"].append(f"reports computed while the network plans: {hidden:.3g} s hidden")
     crypto = secure_crypto_s(sc, c, n_params)

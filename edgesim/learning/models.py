@@ -38,6 +38,7 @@ from edgesim.learning.numerics import clip_scale, log_softmax, ones  # noqa: F40
 from edgesim.learning.segments import (  # noqa: F401  (re-exported)
     BLOCK_ROWS,
     THREAD_CHUNK_BLOCKS,
+    SharedBlocks,
     batched_top_eigenvalue,
     gradient_threads,
     in_threads,
@@ -144,6 +145,7 @@ class Model:
         out: np.ndarray | None = None,
         agents: np.ndarray | None = None,
         threads: int | None = None,
+        shared: SharedBlocks | None = None,
     ) -> np.ndarray:
         """Return grad F_k(w) for every agent in one vectorised call, shape (K, n_params).
 
@@ -164,7 +166,8 @@ class Model:
         across rounds, so no fresh pages are touched); it is returned. Either way
         each agent's row is computed exactly as for all K. ``threads``: at most this many
         threads (default :func:`~edgesim.learning.segments.gradient_threads`); any count
-        gives the same bits.
+        gives the same bits. ``shared``: the row blocks are offered there, for the thread
+        that waits for the result to join (:class:`~edgesim.learning.segments.SharedBlocks`).
         """
         if clip_norm is None:
             rows = self._compiled_rows(w, design, agents, out)
@@ -173,7 +176,7 @@ class Model:
         K = design.K
         if agents is not None and agents.size > 1 and (agents[1:] <= agents[:-1]).any():
             # not sorted: gather
-            every = self.agent_grads(w, design, clip_norm, clipped, threads=threads)
+            every = self.agent_grads(w, design, clip_norm, clipped, threads=threads, shared=shared)
             return np.take(every, agents, 0, out=out)
         if agents is not None and agents.size == K:  # sorted and distinct: all of them
             agents = None
@@ -215,7 +218,10 @@ class Model:
                 if not whole:
                     g[cuts[i] : cuts[i + 1]] = gb[agents[cuts[i] : cuts[i + 1]] - a0]
 
-        in_threads(some_blocks, len(blocks), most=threads)
+        if shared is None:
+            in_threads(some_blocks, len(blocks), most=threads)
+        else:
+            shared.run(some_blocks, len(blocks), gradient_threads() if threads is None else threads)
         return g
 
     #: Whether the model writes its one-block reports by a compiled kernel

@@ -147,6 +147,60 @@ def in_threads(work, n_blocks: int, chunk: int | None = None, most: int | None =
         f.result()
 
 
+class SharedBlocks:
+    """Row blocks that a helper thread starts and the thread waiting for them joins.
+
+    The helper calls :meth:`run` (as :func:`in_threads` does: one block a task, taken in
+    turn); the thread that needs the result calls :meth:`join` once it has nothing else to
+    do, takes the blocks still left, then waits for the tasks already taken. Blocks are
+    independent, so which thread computes one changes no bit. The helper must call
+    :meth:`close` when it is done (also when it computed the rows another way, or failed),
+    so that a join never waits for work that will not come.
+    """
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._taking = threading.Lock()
+        self._tasks = iter(())
+        self._work = None
+
+    def run(self, work, n_blocks: int, threads: int) -> None:
+        """Run ``work(first, last)`` over row blocks 0..n_blocks-1 on the calling thread and
+        ``threads`` - 1 of the gradients' pool, with whoever joins; returns when the tasks
+        the calling thread and the pool took have ended (a worker's exception is raised)."""
+        with self._taking:
+            self._work, self._tasks = work, iter(range(n_blocks))
+        self._ready.set()
+        extra = max(0, min(threads, n_blocks) - 1)
+        futures = []
+        if extra:
+            pool = _pool("edgesim-grad", gradient_threads() - 1)
+            futures = [pool.submit(self._drain) for _ in range(extra)]
+        try:
+            self._drain()
+        finally:
+            wait(futures)
+        for f in futures:
+            f.result()
+
+    def close(self) -> None:
+        """Say that no more blocks will be offered (a :meth:`join` then waits no longer)."""
+        self._ready.set()
+
+    def join(self) -> None:
+        """Take the blocks still left, once the helper has offered them (or closed)."""
+        self._ready.wait()
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            with self._taking:
+                first = next(self._tasks, None)
+            if first is None:
+                return
+            self._work(first, first + 1)
+
+
 def segment_sum(
     values: np.ndarray,
     starts: np.ndarray,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,7 +22,12 @@ from edgesim.agents import Population
 from edgesim.arrays import keep_rows
 from edgesim.device_view import OwnData, Request
 from edgesim.learning.models import Design, Model
-from edgesim.learning.segments import THREAD_MIN_BLOCKS, gradient_threads, helper_thread
+from edgesim.learning.segments import (
+    THREAD_MIN_BLOCKS,
+    SharedBlocks,
+    gradient_threads,
+    helper_thread,
+)
 from edgesim.mechanisms.fixed_point import DEFAULT_VALUE_BOUND, aggregate_plain
 from edgesim.mechanisms.mostly_true import MostlyTrueSums
 from edgesim.mechanisms.protocol import (
@@ -104,6 +110,14 @@ def mostly_true_unclipped(clip_norm: float | None, population: Population) -> bo
 #: Reports of at most this many values take a fresh array, not a kept buffer (page faults
 #: do not count at that size; the buffers' bookkeeping does, in a K = 2 search).
 SMALL_REPORTS = 4096
+
+
+class ReportsAhead(NamedTuple):
+    """Reports computed on a helper thread (:meth:`AgentSide.reports_ahead`): the Future of
+    their rows, and their row blocks, which the driver's thread joins once it is free."""
+
+    rows: Future
+    blocks: SharedBlocks
 
 
 class AgentSide:
@@ -294,10 +308,11 @@ class AgentSide:
         (:meth:`Ask.answer <edgesim.mechanisms.protocol.Ask.answer>`)."""
         return step.ask.answer(self, step, agents)
 
-    def reports_ahead(self, step: Gather, agents: np.ndarray) -> Future | None:
+    def reports_ahead(self, step: Gather, agents: np.ndarray) -> ReportsAhead | None:
         """Start the reports of every recipient of ``step`` on a helper thread, while a network
-        driver plans the exchange; returns the Future of their (m, p) rows, aligned with
-        ``agents``, or None where this does not apply (then :meth:`answer` computes them).
+        driver plans the exchange; returns their :class:`ReportsAhead` ((m, p) rows, aligned
+        with ``agents``), or None where this does not apply (then :meth:`answer` computes
+        them).
 
         It applies where a report is a pure function of the model and the agent's data,
         so computing it early, and for recipients whose reply is then lost, changes
@@ -309,7 +324,8 @@ class AgentSide:
         less than the hand-over) and at least half of the agents asked (a retry of a few
         plans in less time than their blocks' reports take). With
         :func:`~edgesim.learning.segments.gradient_threads` n >= 2, the reports take n - 1
-        threads and the driver's thread the last; with n = 1 nothing runs ahead. The rows
+        threads and the driver's thread the last, which, once the exchange is planned, takes
+        the row blocks still left (:meth:`answer_ahead`); with n = 1 nothing runs ahead. The rows
         are computed exactly as :meth:`answer` computes them (:meth:`Model.agent_grads
         <edgesim.learning.models.Model.agent_grads>`), so the results are the same bits.
         """
@@ -323,19 +339,33 @@ class AgentSide:
             return None
         out = self._buffer(agents.size, step.model.size)  # (taken here, on the driver's thread)
         model, w, design = self.model, step.model, self.design
-        # one thread fewer than the gradients' own: the driver's thread plans the exchange
+        # one thread fewer than the gradients' own: the driver's thread plans the exchange,
+        # then joins in on the blocks still left (answer_ahead)
         threads = gradient_threads() - 1
-        return helper_thread().submit(
-            model.agent_grads, w, design, out=out, agents=agents, threads=threads
-        )
+        shared = SharedBlocks()
 
-    def answer_ahead(self, ahead: Future, replied: np.ndarray, got: np.ndarray | None) -> Replies:
+        def rows() -> np.ndarray:
+            try:
+                return model.agent_grads(
+                    w, design, out=out, agents=agents, threads=threads, shared=shared
+                )
+            finally:
+                shared.close()
+
+        return ReportsAhead(helper_thread().submit(rows), shared)
+
+    def answer_ahead(
+        self, ahead: ReportsAhead, replied: np.ndarray, got: np.ndarray | None
+    ) -> Replies:
         """Return the :class:`Replies` of ``replied`` from the rows :meth:`reports_ahead`
         computed for every recipient: ``got`` (bool, aligned with the recipients) says whose
         replies arrived, in the order asked; None when all did. The repliers' rows are moved
         to the front of the rows' buffer (:func:`~edgesim.arrays.keep_rows`), not copied: no
         second (K, p) array, as the memory estimate counts."""
-        rows = ahead.result()
+        try:
+            ahead.blocks.join()  # the blocks the helper has not taken yet, on this thread
+        finally:
+            rows = ahead.rows.result()
         return Replies(replied, values=rows if got is None else keep_rows(rows, got))
 
     def report_replies(self, step: Gather, agents: np.ndarray) -> Replies:

@@ -120,8 +120,19 @@ def _walk(arrive, work, s, e, slowness, ints, floats):
             pairs += 1
         count[pairs - 1] += 1
         pair_of[k - s] = pairs - 1
+    _walk_pairs(arrive, work, at, count, pairs, slowness, tag, who, done)
+    for k in range(s, e):
+        through[k] = done[pair_of[k - s]]
+
+
+@njit(cache=True, nogil=True)
+def _walk_pairs(arrive, work, at, count, pairs, slowness, tag, who, done):
+    """The heap walk of one period's ``pairs`` distinct (arrival, work) pairs, sorted: pair i
+    arrives at ``arrive[at[i]]`` with work ``work[at[i]]``, ``count[i]`` messages.
+    :func:`edgesim.network.medium._ps_heap`'s loop; writes ``done[i]``, when pair i is
+    through (float64 ns). ``tag`` and ``who``: the heap's scratch."""
     size = 0
-    t = float(arrive[s])
+    t = float(arrive[at[0]])
     served = 0.0
     n = 0
     i = 0
@@ -142,8 +153,6 @@ def _walk(arrive, work, s, e, slowness, ints, floats):
             t = leave
             done[c] = t
             n -= count[c]
-    for k in range(s, e):
-        through[k] = done[pair_of[k - s]]
 
 
 @njit(cache=True, nogil=True)
@@ -387,3 +396,143 @@ def _sort_few(a, w, where, s, e, pair, moved, few):
             w[k] = pw[j]
             k += 1
     return True
+
+
+@njit(cache=True, nogil=True)
+def find_pairs(arrive, work, group, limit, ints):
+    """Find the distinct (group, arrival, work) triples of a processor-sharing call, if there
+    are at most ``limit`` of them, with a hash table (no sort of the messages).
+
+    ``ints``: int64 scratch (8, >= m) with m >= 2 ``limit`` + 2. Writes ``ints[1, :m]``, each
+    message's triple (in the order found), ``ints[6, :P]``, each found triple's rank in
+    (group, arrival, work) order, and rows 2 to 5 ``[:P]``, the P triples in that order:
+    group, arrival, work and how many messages share it.
+    Returns (P, the most messages of one group), or (-1, 0) when there are more than
+    ``limit`` triples (the walk by messages then does better).
+    """
+    m = arrive.size
+    cap = 1
+    while cap < 2 * limit + 2:
+        cap *= 2
+    if cap > ints.shape[1]:
+        return -1, 0
+    mask = cap - 1
+    table = ints[0, :cap]
+    table[:] = -1
+    pair_of = ints[1, :m]
+    pg, pa, pw, pc = ints[2], ints[3], ints[4], ints[5]
+    P = 0
+    for i in range(m):
+        g, a, w = group[i], arrive[i], work[i]
+        h = g * 0x2545F4914F6CDD1D + a * 0x1F3D5B79A2E0C5B3 + w * 0x5851F42D4C957F2D
+        h ^= h >> 29
+        slot = h & mask
+        while True:
+            j = table[slot]
+            if j < 0:
+                if P == limit:
+                    return -1, 0
+                table[slot] = j = P
+                pg[P], pa[P], pw[P], pc[P] = g, a, w, 0
+                P += 1
+                break
+            if pa[j] == a and pw[j] == w and pg[j] == g:
+                break
+            slot = (slot + 1) & mask
+        pc[j] += 1
+        pair_of[i] = j
+    # the triples in (group, arrival, work) order: stable sorts from the least key
+    order = np.argsort(pw[:P], kind="mergesort")
+    order = order[np.argsort(pa[:P][order], kind="mergesort")]
+    order = order[np.argsort(pg[:P][order], kind="mergesort")]
+    rank = ints[6]
+    for r in range(P):
+        rank[order[r]] = r
+    moved = np.empty((4, P), dtype=np.int64)
+    for r in range(P):
+        j = order[r]
+        moved[0, r], moved[1, r], moved[2, r], moved[3, r] = pg[j], pa[j], pw[j], pc[j]
+    busiest = 0
+    total = 0
+    for r in range(P):
+        pg[r], pa[r], pw[r], pc[r] = moved[0, r], moved[1, r], moved[2, r], moved[3, r]
+        total = pc[r] if r == 0 or pg[r] != pg[r - 1] else total + pc[r]
+        busiest = max(busiest, total)
+    return P, busiest
+
+
+@njit(cache=True, nogil=True)
+def ps_pairs(P, slowness, with_efficiency, ints, floats, out):
+    """Processor sharing of a call whose messages :func:`find_pairs` gathered into its ``P``
+    triples (in ``ints``): :func:`ps_grouped`'s answer, the same bits, computed once per
+    triple (equal messages finish together) and written to ``out`` (int64 ns, each
+    message's). Per group, as :func:`ps_grouped` per message: the closed form when all
+    arrive together (with an efficiency, the float running sum carried across those
+    groups), else the busy periods of :func:`_walk_group` (a period of one message through
+    at arrival + work), each walked over its triples (:func:`_walk_pairs`)."""
+    pair_of = ints[1, : out.size]
+    pg, pa, pw, pc, rank = ints[2], ints[3], ints[4], ints[5], ints[6]
+    who, at = ints[0], ints[7]
+    done = np.empty(P, dtype=np.int64)
+    tag, through = floats[1], floats[2]
+    running = 0.0
+    s = 0
+    while s < P:
+        e = s + 1
+        while e < P and pg[e] == pg[s]:
+            e += 1
+        N = 0
+        for r in range(s, e):
+            N += pc[r]
+        if pa[s] == pa[e - 1]:  # all arrive together: the closed form
+            before = 0.0
+            c = 0
+            k = 0  # messages before this triple in the group
+            for r in range(s, e):
+                step = pw[r] - pw[r - 1] if r > s else pw[r]
+                if with_efficiency:
+                    span = step * slowness[N - k]
+                    running += span
+                    if r == s:
+                        before = running - span
+                    done[r] = pa[r] + np.int64(np.rint(running - before))
+                else:
+                    c += step * (N - k)
+                    done[r] = pa[r] + c
+                k += pc[r]
+        else:
+            _walk_triples(pa, pw, pc, s, e, slowness, not with_efficiency, at, who, tag, through)
+            for r in range(s, e):
+                done[r] = np.int64(np.rint(through[r]))
+        s = e
+    for i in range(out.size):
+        out[i] = done[rank[pair_of[i]]]
+
+
+@njit(cache=True, nogil=True)
+def _walk_triples(pa, pw, pc, s, e, slowness, by_period, at, who, tag, through):
+    """:func:`_walk_group` over one group's triples s..e-1 (``pc`` messages each): its busy
+    periods found from the triples' summed work (equal messages arriving together never
+    start a period between them that changes their answer), each period of more than one
+    message walked by :func:`_walk_pairs`. Writes ``through[s:e]`` (float64 ns)."""
+    start = s
+    c = 0
+    top = 0
+    empty_at = 0
+    for r in range(s, e + 1):
+        if r < e:
+            v = pa[r] - c
+            c += pw[r] * pc[r]
+            top = v if r == s else max(top, v)
+            if r == s or not by_period or pa[r] < empty_at:
+                empty_at = c + top
+                continue
+        # a period start..r-1 ends here
+        if r - start == 1 and pc[start] == 1 and by_period:
+            through[start] = pa[start] + pw[start]
+        else:
+            for i in range(r - start):
+                at[i] = start + i
+            _walk_pairs(pa, pw, at, pc[start:r], r - start, slowness, tag, who, through[start:r])
+        start = r
+        empty_at = c + top

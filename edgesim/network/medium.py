@@ -226,9 +226,19 @@ def _ps_compiled(
     same bits). Group names spanning at most a few times the messages are counted into
     place (each group then sorted alone, in the compiled call); names farther apart are
     sorted once and numbered in their order. Returns int64 ns."""
-    from edgesim.network.compiled_walks import ps_grouped
+    from edgesim.network.compiled_walks import find_pairs, ps_grouped, ps_pairs
 
     m = arrive.size
+    ints, floats = _scratch(m)
+    if group.dtype.kind == "i":  # (unsigned names: int64 could reorder them)
+        names = group.astype(np.int64, copy=False)
+        pairs, busiest = find_pairs(arrive, work, names, m // MESSAGES_PER_TRIPLE, ints)
+        if pairs >= 0:
+            out = np.empty(m, dtype=np.int64)
+            ps_pairs(
+                pairs, _slowness(busiest, efficiency), efficiency is not None, ints, floats, out
+            )
+            return out
     low, high = int(group.min()), int(group.max())
     order = None
     if high - low <= 4 * m:
@@ -243,7 +253,6 @@ def _ps_compiled(
     busiest = int(counts.max())
     if order is None and busiest > 256:  # numba sorts a few hundred messages faster, numpy more
         order = _order(dense, arrive, work, stable=False)
-    ints, floats = _scratch(m)
     return ps_grouped(
         arrive,
         work,
@@ -255,6 +264,13 @@ def _ps_compiled(
         ints,
         floats,
     )
+
+
+#: A compiled processor-sharing call whose messages hold at most one distinct (medium,
+#: arrival, work) triple per this many messages is walked by triples
+#: (:func:`~edgesim.network.compiled_walks.find_pairs`): equal messages arriving together
+#: finish together, so each triple is computed once and no message is sorted.
+MESSAGES_PER_TRIPLE = 4
 
 
 def _slowness(busiest: int, efficiency=None) -> np.ndarray:

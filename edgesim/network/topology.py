@@ -48,6 +48,9 @@ if TYPE_CHECKING:  # networkx takes about 0.15 s to import: only where a graph i
     import networkx as nx
 
 SERVER = "server"
+#: :meth:`Topology.pipeline_ns` keeps its answers for equal messages leaving together up to
+#: this many int64 numbers in all (32 MB; one answer larger than that is kept alone).
+PIPELINES_KEPT_WORDS = 1 << 22
 AGGREGATION = "aggregation"
 
 
@@ -260,6 +263,7 @@ class Topology:
         d = np.sqrt(((xy - self.ap_xy[self.ap_of]) ** 2).sum(axis=1))
         self.distance_m = np.maximum(d, cfg.min_distance_m)
         self._pipelines: dict = {}  # pipeline_ns of equal messages leaving together, by inputs
+        self._pipeline_words = 0  # the int64 numbers _pipelines holds
         self._per_size: dict = {}  # _pipeline's numbers of one message size (_packets, _hop)
         self._edges()
         self.graph = self._infrastructure()
@@ -370,21 +374,46 @@ class Topology:
         if self.path_edges.shape[1] == 0 or aps.size == 0:
             return head.copy(), tail.copy()
         sizes = column(size_bytes, aps.size)
-        key = None
-        if all_equal(sizes) and all_equal(head) and all_equal(tail):
-            # equal messages leaving together (a round's downlink): the same answer every time
-            where = aps.size if self.M == 1 else aps.tobytes()
-            key = (direction, int(sizes[0]), int(head[0]), int(tail[0]), where)
-            known = self._pipelines.get(key)
-            if known is not None:
-                return known[0].copy(), known[1].copy()
-        head, tail = self._pipeline(aps, sizes, head, tail, direction)
-        if key is not None:
-            if len(self._pipelines) >= 16:
-                self._pipelines.clear()
-            self._pipelines[key] = (head, tail)
-            return head.copy(), tail.copy()
-        return head, tail
+        if not (all_equal(sizes) and all_equal(head) and all_equal(tail)):
+            return self._pipeline(aps, sizes, head, tail, direction)
+        # Equal messages leaving together (a round's downlink): the same answer every time.
+        inputs = (direction, int(sizes[0]), int(head[0]), int(tail[0]))
+        if self.M > 1 and self.backhaul.discipline() != "fifo":
+            return self._pipeline_per_ap(aps, sizes, head, tail, inputs)
+        key = (*inputs, aps.size if self.M == 1 else aps.tobytes())
+        known = self._pipelines.get(key)
+        if known is None:
+            known = self._pipeline(aps, sizes, head, tail, direction)
+            self._keep_pipeline(key, known, 2 * aps.size)
+        return known[0].copy(), known[1].copy()
+
+    def _pipeline_per_ap(self, aps, sizes, head, tail, inputs: tuple):
+        """:meth:`pipeline_ns` of equal messages leaving together on hops that are not FIFO:
+        under processor sharing (or no sharing) equal messages of one access point cross
+        every hop together, so each message's answer is its access point's, which depends
+        only on how many messages each access point has. Kept by those counts (an FFL
+        Phase II exchange leaves one device out: one count set per access point, reused
+        every round), as (M,) arrays; the same numbers as :meth:`_pipeline`'s."""
+        counts = np.bincount(aps, minlength=self.M)
+        key = (*inputs, counts.tobytes())
+        known = self._pipelines.get(key)
+        if known is None:
+            head, tail = self._pipeline(aps, sizes, head, tail, inputs[0])
+            known = (np.zeros(self.M, dtype=np.int64), np.zeros(self.M, dtype=np.int64))
+            known[0][aps], known[1][aps] = head, tail
+            self._keep_pipeline(key, known, 3 * self.M)
+            return head, tail
+        return known[0][aps], known[1][aps]
+
+    def _keep_pipeline(self, key: tuple, value: tuple, words: int) -> None:
+        """Keep a :meth:`pipeline_ns` answer of ``words`` int64 numbers (key and value)
+        under ``key``: at most :data:`PIPELINES_KEPT_WORDS` numbers in all (all dropped
+        when full)."""
+        if self._pipeline_words + words > PIPELINES_KEPT_WORDS:
+            self._pipelines.clear()
+            self._pipeline_words = 0
+        self._pipelines[key] = value
+        self._pipeline_words += words
 
     def _pipeline(self, aps, sizes, head, tail, direction: str) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`pipeline_ns` on at least one hop and one message (int64 arrays).

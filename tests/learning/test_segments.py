@@ -157,3 +157,40 @@ def test_in_threads_takes_at_most_the_threads_asked(monkeypatch):
         assert 1 <= len(seen) <= allowed
         if most == 1:
             assert seen == {threading.get_ident()}  # the caller alone: no hand-over
+
+
+def test_shared_blocks_are_taken_by_the_thread_that_joins(monkeypatch):
+    # a helper offers the blocks; the thread that waits for them takes those still left, so
+    # every block runs once, some on each thread; a helper that offers none (it computed the
+    # rows another way) closes, and a join then returns at once; errors reach the joiner
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = []
+
+    def slow(lo, hi):
+        time.sleep(0.002)
+        calls.append((lo, hi, threading.get_ident()))
+
+    with ThreadPoolExecutor(1) as helper:
+        blocks = segments.SharedBlocks()
+        done = helper.submit(lambda: (blocks.run(slow, 40, threads=1), blocks.close()))
+        blocks.join()
+        done.result()
+        assert sorted(c[:2] for c in calls) == [(i, i + 1) for i in range(40)]
+        mine = sum(c[2] == threading.get_ident() for c in calls)
+        assert 5 <= mine <= 35, mine
+
+        idle = segments.SharedBlocks()
+        helper.submit(idle.close).result()
+        idle.join()  # (it would wait for ever if close did not release it)
+
+        def fails(lo, hi):
+            time.sleep(0.001)
+            if lo % 2:
+                raise ValueError("a block's error")
+
+        failing = segments.SharedBlocks()
+        started = helper.submit(failing.run, fails, 20, 1)
+        with pytest.raises(ValueError, match="a block's error"):
+            failing.join()
+            started.result()

@@ -209,3 +209,37 @@ def test_grouped_compiled_processor_sharing_is_the_python_walk_bit_for_bit(shape
     g = rng.integers(0, 40, 2_000)
     got = finish_ns(np.full(2_000, 9), np.full(2_000, 4), group=g)
     assert np.array_equal(got, 9 + 4 * np.bincount(g)[g])
+
+
+@pytest.mark.parametrize("per_triple", [4, 10**9])
+def test_compiled_processor_sharing_by_triples_and_by_messages_agree_bit_for_bit(
+    per_triple, monkeypatch
+):
+    # the compiled call walks distinct (cell, arrival, work) triples when they are few
+    # (at most one per 4 messages) and messages otherwise (10^9: never by triples); both
+    # give the Python walk's bits, also with repeated zero-work messages where a busy period
+    # ends, whole cells arriving together, an efficiency, and negative cell names
+    from edgesim.network import compiled_walks, medium
+    from edgesim.network.access.round_robin import RbgFloorEfficiency
+
+    monkeypatch.setattr(medium, "MESSAGES_PER_TRIPLE", per_triple)
+    by_triples = []
+    walk = compiled_walks.ps_pairs
+    monkeypatch.setattr(compiled_walks, "ps_pairs", lambda *a: by_triples.append(1) or walk(*a))
+    rng = np.random.default_rng(31)
+    trials = 40
+    for trial in range(trials):
+        cells = int(rng.integers(1, 6))
+        m = int(rng.integers(400, 900))
+        g = rng.integers(0, cells, m) - (5 if trial % 5 == 0 else 0)
+        a = rng.integers(0, 5, m) * 700
+        w = rng.integers(0, 4, m) * 350  # a message of 350 ns ends a period where the next
+        together = rng.random(cells) < 0.3  # arrives; zero-work ones repeat there
+        a[together[g % cells]] = 1_400
+        efficiency = RbgFloorEfficiency(int(rng.integers(1, 25))) if trial % 3 == 1 else None
+        answers = []
+        for compiled in (False, True):
+            monkeypatch.setattr(medium, "runs_compiled", lambda n, c=compiled: c)
+            answers.append(finish_ns(a, w, group=g, efficiency=efficiency))
+        assert np.array_equal(answers[0], answers[1])
+    assert len(by_triples) == (trials if per_triple == 4 else 0)
