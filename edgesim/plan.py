@@ -26,17 +26,16 @@ predicts from the mechanism's own rules, without running it:
   Phase I with truthful, unclipped, open reports:
   :meth:`~edgesim.mechanisms.driver.AgentSide.answer`) cost one pass for the
   moments, measured, instead of a gradient each;
-- the references computed after the mechanism: whether exact VCG (K + 1 central
-  solves) or the optimum w^o alone is computed and why
-  (:func:`edgesim.reference.reference_plan`, the run's own decision), with their
-  predicted seconds on the reference machine (the cost model of
-  :mod:`edgesim.reference`); and the local-learning baseline's rounds, at most
-  :func:`edgesim.reference.local_rounds_bound` (a closed-form bound), and seconds.
-  Both are parts of the wall time.
+- the references computed after the mechanism: whether exact VCG (K + 1 central solves) or
+  the optimum w^o alone is computed and why (:func:`edgesim.reference.reference_plan`, the
+  run's own decision), with their predicted seconds on the reference machine (the cost model
+  of :mod:`edgesim.reference`); and the local-learning baseline's rounds, at most
+  :func:`edgesim.reference.local_rounds_bound` (a closed-form bound), and seconds. Both are
+  parts of the wall time.
 
-Lost replies do not change the messages sent (a lost reply is still a sent
-message); secure aggregation's key and share messages are counted by the
-network apart and not predicted (their exchanges are part of the wall time).
+Lost replies do not change the messages sent (a lost reply is still a sent message);
+secure aggregation's key and share messages are counted by the network apart and not
+predicted (their exchanges are part of the wall time).
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ import time
 import numpy as np
 
 from edgesim import theory, wall_costs
-from edgesim.learning.segments import gradient_threads
 from edgesim.mechanisms.base import clip_norm, secure_aggregation
 from edgesim.mechanisms.dpffl import cluster_count
 from edgesim.mechanisms.dpffl import rounds as dp_rounds
@@ -57,6 +55,7 @@ from edgesim.mechanisms.protocol import FLOAT_BYTES, HEADER_BYTES, payload_bytes
 from edgesim.mechanisms.steps import step_size_phase1
 from edgesim.plan_phase2 import incomplete_probability, phase2_rounds
 from edgesim.plan_wall import (
+    hidden_reports_s,
     import_seconds,
     lazy_modules,
     link_class,
@@ -169,11 +168,7 @@ def _wall_parts(sim: Simulation, ctx, c: dict, t_grad: float, t_each: float, t_m
     reports = run["reports"] + (t_moments or 0.0)
     ahead = reports_may_run_ahead(clip_norm(ctx.cfg), sim.population, len(sim.design.blocks))
     if fidelity == "batched" and not secure_aggregation(sc.mechanism) and ahead:
-        # computed while the network plans, on all threads but the driver's, which joins in
-        # once the exchange is planned: the reports' work (timed on n threads) done by then
-        # is the network's time on n - 1 threads
-        n = gradient_threads()
-        hidden = min(run["reports"], run["network"] * (n - 1) / n)
+        hidden = hidden_reports_s(run["reports"], run["network"])
         reports -= hidden
         c["notes"].append(f"reports computed while the network plans: {hidden:.3g} s hidden")
     crypto = secure_crypto_s(sc, c, n_params)

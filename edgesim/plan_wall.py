@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgesim import wall_costs
+from edgesim.learning.segments import gradient_threads
 
 #: Compute models that draw each device's time (its replies arrive one by one).
 DRAWN_COMPUTE = ("shifted-exponential", "lognormal")
@@ -171,6 +172,16 @@ def mechanism_seconds(
         "network": network,
         "total": reports + memory + network,
     }
+
+
+def hidden_reports_s(reports_s: float, network_s: float) -> float:
+    """Return the seconds of reports computed while the network plans the exchanges (batched
+    reports run ahead): the helper's side has n - 1 of the n gradient threads
+    (:func:`~edgesim.learning.segments.gradient_threads`) while the network plans, then the
+    driver's thread joins in; the reports were timed on all n, so min(reports, network
+    (n - 1) / n) of them are hidden."""
+    n = gradient_threads()
+    return min(reports_s, network_s * (n - 1) / n)
 
 
 def work_of(sc, counts: dict, cells: int) -> Work:

@@ -44,10 +44,15 @@ first-come server would); ``fifo`` with R > 1 walks the group's messages with
 a heap of R servers. The walks of 32 messages or more run compiled
 (:mod:`edgesim.network.compiled_walks`: the same operations in the same order,
 so the same bits), every group of a call in one compiled call. A compiled
-``ps`` call also orders its messages itself: it counts them into their groups
-and sorts each group alone (by counting, when the group holds few distinct
-(arrival, work) pairs, as an exchange's cells do), rather than sorting every
-message of the call by (group, arrival, work).
+``ps`` call whose messages hold few distinct (group, arrival, work) triples (at
+most one per :data:`MESSAGES_PER_TRIPLE` messages, as an exchange's cells and
+its shared hop do: many devices send one size at the same instants) finds them
+with a hash table and walks the triples, each with its count of messages
+(equal messages arriving together finish together: the same bits, and no
+message is sorted). Any other orders its messages itself: it counts them into
+their groups and sorts each group alone (by counting, when the group holds few
+distinct (arrival, work) pairs), rather than sorting every message of the call
+by (group, arrival, work).
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ import threading
 
 import numpy as np
 
-from edgesim.arrays import all_equal
+from edgesim.arrays import all_equal, squeezed
 
 DISCIPLINES = ("dedicated", "fifo", "ps")
 
@@ -107,6 +112,22 @@ def finish_ns(
             return _fifo_one(arrive, work, g)
         return _fifo_many(arrive, work, g, servers)
     return _processor_sharing(arrive, work, g, efficiency)
+
+
+def first_packet_ns(
+    arrive: np.ndarray, done: np.ndarray, work: np.ndarray, first: np.ndarray, discipline: str
+) -> np.ndarray:
+    """Return when each message's first packet is through a hop (int64 ns): one packet's
+    serialisation ``first`` after it is served: ``dedicated``, at once; ``fifo``, once its
+    wait is over (done - work); processor sharing, at its share, first / work of its time
+    there (done - arrive)."""
+    if discipline == "dedicated":
+        return arrive + first
+    if discipline == "fifo":
+        return done - work + first
+    # one work for every message (a constant view): its share computed once, the same numbers
+    share = first / np.maximum(squeezed(work), 1)
+    return arrive + np.rint((done - arrive) * share).astype(np.int64)
 
 
 def _ps_identical(arrive: np.ndarray, work: np.ndarray, efficiency=None) -> np.ndarray:

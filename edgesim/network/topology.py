@@ -38,11 +38,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edgesim.arrays import all_equal, column, constant, frozen_copy, squeezed
+from edgesim.arrays import all_equal, column, constant, frozen_copy
 from edgesim.config import option
 from edgesim.errors import ScenarioError
 from edgesim.network import NS_PER_S, to_ns
-from edgesim.network.medium import finish_ns
+from edgesim.network.kept_answers import KeptAnswers
+from edgesim.network.medium import finish_ns, first_packet_ns
 
 if TYPE_CHECKING:  # networkx takes about 0.15 s to import: only where a graph is built
     import networkx as nx
@@ -262,9 +263,10 @@ class Topology:
         self.xy_m = xy
         d = np.sqrt(((xy - self.ap_xy[self.ap_of]) ** 2).sum(axis=1))
         self.distance_m = np.maximum(d, cfg.min_distance_m)
-        self._pipelines: dict = {}  # pipeline_ns of equal messages leaving together, by inputs
-        self._pipeline_words = 0  # the int64 numbers _pipelines holds
-        self._per_size: dict = {}  # _pipeline's numbers of one message size (_packets, _hop)
+        # pipeline_ns of equal messages leaving together, by inputs; _pipeline's numbers of one
+        # message size (_packets, _hop), at most 64
+        self._pipelines = KeptAnswers(PIPELINES_KEPT_WORDS)
+        self._per_size = KeptAnswers(64)
         self._edges()
         self.graph = self._infrastructure()
 
@@ -384,7 +386,7 @@ class Topology:
         known = self._pipelines.get(key)
         if known is None:
             known = self._pipeline(aps, sizes, head, tail, direction)
-            self._keep_pipeline(key, known, 2 * aps.size)
+            self._pipelines.keep(key, known, 2 * aps.size)
         return known[0].copy(), known[1].copy()
 
     def _pipeline_per_ap(self, aps, sizes, head, tail, inputs: tuple):
@@ -401,19 +403,9 @@ class Topology:
             head, tail = self._pipeline(aps, sizes, head, tail, inputs[0])
             known = (np.zeros(self.M, dtype=np.int64), np.zeros(self.M, dtype=np.int64))
             known[0][aps], known[1][aps] = head, tail
-            self._keep_pipeline(key, known, 3 * self.M)
+            self._pipelines.keep(key, known, 3 * self.M)
             return head, tail
         return known[0][aps], known[1][aps]
-
-    def _keep_pipeline(self, key: tuple, value: tuple, words: int) -> None:
-        """Keep a :meth:`pipeline_ns` answer of ``words`` int64 numbers (key and value)
-        under ``key``: at most :data:`PIPELINES_KEPT_WORDS` numbers in all (all dropped
-        when full)."""
-        if self._pipeline_words + words > PIPELINES_KEPT_WORDS:
-            self._pipelines.clear()
-            self._pipeline_words = 0
-        self._pipelines[key] = value
-        self._pipeline_words += words
 
     def _pipeline(self, aps, sizes, head, tail, direction: str) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`pipeline_ns` on at least one hop and one message (int64 arrays).
@@ -455,7 +447,7 @@ class Topology:
             work = column(work, m)
             done = finish_ns(head, work, group, discipline)
             through = np.maximum(done, tail + np.rint(last * ns_per_bit / rate).astype(np.int64))
-            head = np.minimum(_first_packet_ns(head, done, work, first, discipline), through)
+            head = np.minimum(first_packet_ns(head, done, work, first, discipline), through)
             head, tail = head + latency, through + latency
         return head, tail
 
@@ -471,7 +463,7 @@ class Topology:
             known = (*known, self.backhaul.one_packet(sizes, packet))
             if size is not None:
                 known = (frozen_copy(known[0]), frozen_copy(known[1]), known[2])
-                self._keep(("packets", size), known)
+                self._per_size.keep(("packets", size), known)
         return known
 
     def _hop(self, edge: np.ndarray, sizes: np.ndarray) -> tuple:
@@ -485,14 +477,8 @@ class Topology:
             work = np.rint(sizes * (8.0 * NS_PER_S) / rate).astype(np.int64)
             known = (rate, latency, work, not work.any())
             if key is not None:
-                self._keep(key, (*(frozen_copy(a) for a in known[:3]), known[3]))
+                self._per_size.keep(key, (*(frozen_copy(a) for a in known[:3]), known[3]))
         return known
-
-    def _keep(self, key: tuple, value: tuple) -> None:
-        """Keep ``value`` under ``key`` for :meth:`_packets` and :meth:`_hop`, at most 64."""
-        if len(self._per_size) >= 64:
-            self._per_size.clear()
-        self._per_size[key] = value
 
     def graph_with_devices(self) -> nx.Graph:
         """Return a copy of the graph with one node per device joined to its access point.
@@ -505,19 +491,3 @@ class Topology:
             ap = self.ap_name(int(self.ap_of[k]))
             g.add_edge(f"dev{k}", ap, kind="radio", distance_m=self.distance_m[k])
         return g
-
-
-def _first_packet_ns(
-    arrive: np.ndarray, done: np.ndarray, work: np.ndarray, first: np.ndarray, discipline: str
-) -> np.ndarray:
-    """Return when each message's first packet is through a hop (int64 ns): one packet's
-    serialisation ``first`` after it is served: ``dedicated``, at once; ``fifo``, once its
-    wait is over (done - work); processor sharing, at its share, first / work of its time
-    there (done - arrive)."""
-    if discipline == "dedicated":
-        return arrive + first
-    if discipline == "fifo":
-        return done - work + first
-    # one work for every message (a constant view): its share computed once, the same numbers
-    share = first / np.maximum(squeezed(work), 1)
-    return arrive + np.rint((done - arrive) * share).astype(np.int64)

@@ -181,3 +181,31 @@ def test_lossy_tcp_rounds_over_pipelined_hops_are_the_same_in_both_fidelities(po
     assert ev["model"] == ba["model"]
     assert ev["communication"]["retransmissions"] > 0
     assert (ev["network"]["cut"] > 0) == (policy == "deadline")
+
+
+@pytest.mark.parametrize("sharing", ["processor-sharing", "fifo", "dedicated"])
+def test_equal_messages_answers_kept_per_access_point_are_a_fresh_walks(sharing):
+    # equal messages leaving together: under processor sharing (or none) each one's answer is
+    # its access point's, kept by how many messages each access point has (an FFL Phase II
+    # exchange leaves one device out); FIFO serves equal messages in turn, so there the
+    # answers are kept by the devices' access points. Every answer, first or kept, is the
+    # one a topology that keeps nothing computes.
+    bh = BackhaulConfig(bandwidth_bps=1e8, aggregation_bps=4e8, latency_s=1e-4, sharing=sharing)
+    cfg = TopologyConfig(access_points=7)
+    K = 60
+    kept = Topology(cfg, bh, K, np.random.default_rng(0))
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        out = int(rng.integers(0, K))  # everyone but one device, or (one in 4) a subset
+        agents = np.delete(np.arange(K), out)
+        if trial % 4 == 3:
+            agents = np.flatnonzero(rng.random(K) < 0.5)
+        aps = kept.ap_of[agents]
+        for direction in ("down", "up"):
+            fresh = Topology(cfg, bh, K, np.random.default_rng(0))
+            want = fresh._pipeline(aps, np.array([30_000]), np.zeros(aps.size, np.int64),
+                                   np.zeros(aps.size, np.int64), direction)  # fmt: skip
+            got = kept.pipeline_ns(aps, 30_000, np.zeros(aps.size, np.int64),
+                                   np.zeros(aps.size, np.int64), direction)  # fmt: skip
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert len(kept._pipelines) > 0
