@@ -152,7 +152,8 @@ class SharedBlocks:
 
     The helper calls :meth:`run` (as :func:`in_threads` does: one block a task, taken in
     turn); the thread that needs the result calls :meth:`join` once it has nothing else to
-    do, takes the blocks still left, then waits for the tasks already taken. Blocks are
+    do and computes the blocks still left. :meth:`run` returns only when every block taken,
+    by any thread, has ended, so what the helper does after it sees every block. Blocks are
     independent, so which thread computes one changes no bit. The helper must call
     :meth:`close` when it is done (also when it computed the rows another way, or failed),
     so that a join never waits for work that will not come.
@@ -160,14 +161,15 @@ class SharedBlocks:
 
     def __init__(self) -> None:
         self._ready = threading.Event()
-        self._taking = threading.Lock()
+        self._taking = threading.Condition()
         self._tasks = iter(())
         self._work = None
+        self._running = 0  # tasks taken and not ended
 
     def run(self, work, n_blocks: int, threads: int) -> None:
         """Run ``work(first, last)`` over row blocks 0..n_blocks-1 on the calling thread and
-        ``threads`` - 1 of the gradients' pool, with whoever joins; returns when the tasks
-        the calling thread and the pool took have ended (a worker's exception is raised)."""
+        ``threads`` - 1 of the gradients' pool, with whoever joins; returns when every block
+        has ended (a worker's exception is raised; a joiner's reaches the joiner)."""
         with self._taking:
             self._work, self._tasks = work, iter(range(n_blocks))
         self._ready.set()
@@ -180,6 +182,8 @@ class SharedBlocks:
             self._drain()
         finally:
             wait(futures)
+            with self._taking:  # the blocks a joiner took
+                self._taking.wait_for(lambda: self._running == 0)
         for f in futures:
             f.result()
 
@@ -188,7 +192,8 @@ class SharedBlocks:
         self._ready.set()
 
     def join(self) -> None:
-        """Take the blocks still left, once the helper has offered them (or closed)."""
+        """Compute the blocks still left, once the helper has offered them (or closed); returns
+        when none is left to take (blocks the other threads took may still be running)."""
         self._ready.wait()
         self._drain()
 
@@ -196,9 +201,15 @@ class SharedBlocks:
         while True:
             with self._taking:
                 first = next(self._tasks, None)
-            if first is None:
-                return
-            self._work(first, first + 1)
+                if first is None:
+                    return
+                self._running += 1
+            try:
+                self._work(first, first + 1)
+            finally:
+                with self._taking:
+                    self._running -= 1
+                    self._taking.notify_all()
 
 
 def segment_sum(

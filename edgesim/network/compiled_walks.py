@@ -410,10 +410,12 @@ def find_pairs(arrive, work, group, limit, ints):
     """Find the distinct (group, arrival, work) triples of a processor-sharing call, if there
     are at most ``limit`` of them, with a hash table (no sort of the messages).
 
-    ``ints``: int64 scratch (8, >= m) with m >= 2 ``limit`` + 2. Writes ``ints[1, :m]``, each
-    message's triple (in the order found), ``ints[6, :P]``, each found triple's rank in
-    (group, arrival, work) order, and rows 2 to 5 ``[:P]``, the P triples in that order:
-    group, arrival, work and how many messages share it.
+    ``ints``: int64 scratch (8, >= m) for the m messages; row 0 holds the hash table (the
+    least power of two >= 2 ``limit`` + 2 slots: when that is more than a row, the call
+    returns (-1, 0)). Writes ``ints[1, :m]``, each message's triple (in the order found),
+    ``ints[6, :P]``, each found triple's rank in (group, arrival, work) order, and rows 2
+    to 5 ``[:P]``, the P triples in that order: group, arrival, work and how many messages
+    share it.
     Returns (P, the most messages of one group), or (-1, 0) when there are more than
     ``limit`` triples (the walk by messages then does better).
     """
@@ -476,7 +478,10 @@ def ps_pairs(P, slowness, with_efficiency, ints, floats, out):
     message's). Per group, as :func:`ps_grouped` per message: the closed form when all
     arrive together (with an efficiency, the float running sum carried across those
     groups), else the busy periods of :func:`_walk_group` (a period of one message through
-    at arrival + work), each walked over its triples (:func:`_walk_pairs`)."""
+    at arrival + work), each walked over its triples (:func:`_walk_pairs`). Reads ``ints``
+    rows 1 to 6 as :func:`find_pairs` left them; writes rows 0 and 7 (the heap's triple
+    indices, a period's triples) and ``floats`` rows 1 and 2 (the heap's tags, each triple's
+    float instant)."""
     pair_of = ints[1, : out.size]
     pg, pa, pw, pc, rank = ints[2], ints[3], ints[4], ints[5], ints[6]
     who, at = ints[0], ints[7]

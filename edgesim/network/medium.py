@@ -243,10 +243,14 @@ def _processor_sharing(
 def _ps_compiled(
     arrive: np.ndarray, work: np.ndarray, group: np.ndarray, efficiency=None
 ) -> np.ndarray:
-    """:func:`_processor_sharing` by :func:`edgesim.network.compiled_walks.ps_grouped` (the
-    same bits). Group names spanning at most a few times the messages are counted into
-    place (each group then sorted alone, in the compiled call); names farther apart are
-    sorted once and numbered in their order. Returns int64 ns."""
+    """:func:`_processor_sharing` compiled (the same bits). Signed group names holding at most
+    one distinct (group, arrival, work) triple per :data:`MESSAGES_PER_TRIPLE` messages go by
+    :func:`~edgesim.network.compiled_walks.find_pairs` and
+    :func:`~edgesim.network.compiled_walks.ps_pairs` (each triple walked once); the others by
+    :func:`~edgesim.network.compiled_walks.ps_grouped`: group names spanning at most a few
+    times the messages are counted into place (each group then sorted alone, in the compiled
+    call); names farther apart are sorted once and numbered in their order. Returns int64
+    ns."""
     from edgesim.network.compiled_walks import find_pairs, ps_grouped, ps_pairs
 
     m = arrive.size

@@ -386,7 +386,7 @@ class Topology:
         known = self._pipelines.get(key)
         if known is None:
             known = self._pipeline(aps, sizes, head, tail, direction)
-            self._pipelines.keep(key, known, 2 * aps.size)
+            self._pipelines.keep(key, known, (2 if self.M == 1 else 3) * aps.size)  # (and key)
         return known[0].copy(), known[1].copy()
 
     def _pipeline_per_ap(self, aps, sizes, head, tail, inputs: tuple):

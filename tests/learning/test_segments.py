@@ -159,38 +159,72 @@ def test_in_threads_takes_at_most_the_threads_asked(monkeypatch):
             assert seen == {threading.get_ident()}  # the caller alone: no hand-over
 
 
-def test_shared_blocks_are_taken_by_the_thread_that_joins(monkeypatch):
-    # a helper offers the blocks; the thread that waits for them takes those still left, so
-    # every block runs once, some on each thread; a helper that offers none (it computed the
-    # rows another way) closes, and a join then returns at once; errors reach the joiner
+def test_shared_blocks_are_taken_by_the_thread_that_joins():
+    # a helper offers the blocks; the thread that waits for them computes those still left,
+    # so every block runs once, some on each thread, and the helper's run returns only when
+    # the joiner's blocks have ended too (what it does next sees every block)
     from concurrent.futures import ThreadPoolExecutor
 
+    main = threading.get_ident()
+    joined = threading.Event()
     calls = []
 
-    def slow(lo, hi):
-        time.sleep(0.002)
+    def work(lo, hi):
+        if threading.get_ident() == main:
+            joined.set()
+            time.sleep(0.05)  # the joiner's block ends after the helper ran out of blocks
+        else:
+            joined.wait(timeout=10)  # the helper's first block waits for the joiner's
         calls.append((lo, hi, threading.get_ident()))
 
-    with ThreadPoolExecutor(1) as helper:
+    def helper(blocks):
+        try:
+            blocks.run(work, 6, threads=1)
+            return len(calls)  # the blocks ended when run returned
+        finally:
+            blocks.close()
+
+    with ThreadPoolExecutor(1) as pool:
         blocks = segments.SharedBlocks()
-        done = helper.submit(lambda: (blocks.run(slow, 40, threads=1), blocks.close()))
+        done = pool.submit(helper, blocks)
         blocks.join()
-        done.result()
-        assert sorted(c[:2] for c in calls) == [(i, i + 1) for i in range(40)]
-        mine = sum(c[2] == threading.get_ident() for c in calls)
-        assert 5 <= mine <= 35, mine
+        assert done.result() == 6
+        assert sorted(c[:2] for c in calls) == [(i, i + 1) for i in range(6)]
+        assert {c[2] == main for c in calls} == {True, False}
 
-        idle = segments.SharedBlocks()
-        helper.submit(idle.close).result()
-        idle.join()  # (it would wait for ever if close did not release it)
 
-        def fails(lo, hi):
-            time.sleep(0.001)
-            if lo % 2:
-                raise ValueError("a block's error")
+def test_a_join_ends_when_the_helper_closes_and_errors_reach_their_thread():
+    from concurrent.futures import ThreadPoolExecutor
 
-        failing = segments.SharedBlocks()
-        started = helper.submit(failing.run, fails, 20, 1)
-        with pytest.raises(ValueError, match="a block's error"):
-            failing.join()
-            started.result()
+    with ThreadPoolExecutor(1) as pool:
+        idle = segments.SharedBlocks()  # the helper offers no blocks (it computed them so)
+        waiting = threading.Thread(target=idle.join)
+        waiting.start()
+        time.sleep(0.02)  # the join is waiting
+        pool.submit(idle.close).result()
+        waiting.join(timeout=10)
+        assert not waiting.is_alive()
+
+        main = threading.get_ident()
+        for failing_thread in ("helper", "joiner"):
+            joined = threading.Event()
+
+            def work(lo, hi, who=failing_thread, joined=joined):
+                mine = threading.get_ident() == main
+                if mine:
+                    joined.set()
+                else:
+                    joined.wait(timeout=10)  # the helper's first block waits for the joiner's
+                if mine == (who == "joiner"):
+                    raise ValueError(f"the {who}'s block")
+
+            blocks = segments.SharedBlocks()
+            started = pool.submit(blocks.run, work, 8, 1)
+            if failing_thread == "joiner":
+                with pytest.raises(ValueError, match="the joiner's block"):
+                    blocks.join()
+                started.result()  # (the helper's blocks ran)
+            else:
+                blocks.join()
+                with pytest.raises(ValueError, match="the helper's block"):
+                    started.result()
