@@ -125,33 +125,14 @@ def in_threads(work, n_blocks: int, chunk: int | None = None, most: int | None =
         return
     if chunk is None:
         chunk = min(THREAD_CHUNK_BLOCKS, -(-n_blocks // threads))
-    # one pool whatever the call's threads (it starts them as asked); the caller is the last
-    pool = _pool("edgesim-grad", gradient_threads() - 1)
-    tasks = iter(range(0, n_blocks, chunk))
-    taking = threading.Lock()
-
-    def drain() -> None:
-        while True:
-            with taking:
-                lo = next(tasks, None)
-            if lo is None:
-                return
-            work(lo, min(lo + chunk, n_blocks))
-
-    futures = [pool.submit(drain) for _ in range(min(threads, -(-n_blocks // chunk)) - 1)]
-    try:
-        drain()
-    finally:
-        wait(futures)  # every task has ended before this returns or raises
-    for f in futures:
-        f.result()
+    SharedBlocks().run(work, n_blocks, threads, chunk)  # (no other thread joins)
 
 
 class SharedBlocks:
     """Row blocks that a helper thread starts and the thread waiting for them joins.
 
-    The helper calls :meth:`run` (as :func:`in_threads` does: one block a task, taken in
-    turn); the thread that needs the result calls :meth:`join` once it has nothing else to
+    The helper calls :meth:`run` (what :func:`in_threads` runs, here one block a task, taken
+    in turn); the thread that needs the result calls :meth:`join` once it has nothing else to
     do and computes the blocks still left. :meth:`run` returns only when every block taken,
     by any thread, has ended, so what the helper does after it sees every block. Blocks are
     independent, so which thread computes one changes no bit. The helper must call
@@ -164,16 +145,19 @@ class SharedBlocks:
         self._taking = threading.Condition()
         self._tasks = iter(())
         self._work = None
+        self._chunk = self._end = 1
         self._running = 0  # tasks taken and not ended
 
-    def run(self, work, n_blocks: int, threads: int) -> None:
-        """Run ``work(first, last)`` over row blocks 0..n_blocks-1 on the calling thread and
-        ``threads`` - 1 of the gradients' pool, with whoever joins; returns when every block
+    def run(self, work, n_blocks: int, threads: int, chunk: int = 1) -> None:
+        """Run ``work(first, last)`` over row blocks 0..n_blocks-1, ``chunk`` blocks a task, on
+        the calling thread and ``threads`` - 1 of the gradients' pool (one pool whatever the
+        call's threads: it starts them as asked), with whoever joins; returns when every task
         has ended (a worker's exception is raised; a joiner's reaches the joiner)."""
         with self._taking:
-            self._work, self._tasks = work, iter(range(n_blocks))
+            self._work, self._chunk, self._end = work, chunk, n_blocks
+            self._tasks = iter(range(0, n_blocks, chunk))
         self._ready.set()
-        extra = max(0, min(threads, n_blocks) - 1)
+        extra = max(0, min(threads, -(-n_blocks // chunk)) - 1)
         futures = []
         if extra:
             pool = _pool("edgesim-grad", gradient_threads() - 1)
@@ -205,7 +189,7 @@ class SharedBlocks:
                     return
                 self._running += 1
             try:
-                self._work(first, first + 1)
+                self._work(first, min(first + self._chunk, self._end))
             finally:
                 with self._taking:
                     self._running -= 1
