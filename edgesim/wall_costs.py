@@ -10,7 +10,7 @@ before you run").
 
 #: Where and when the costs were measured.
 MEASURED_ON = (
-    "2026-11-28 03:35 UTC; 2 CPUs (x86_64), load average 0.9, 0.8, 0.9; Python 3.11.7, numpy 2.4.6"
+    "2026-12-07 13:29 UTC; 2 CPUs (x86_64), load average 1.2, 1.2, 1.4; Python 3.11.7, numpy 2.4.6"
 )
 
 #: What the simulated network adds to a run, by fidelity, access scheme, link class
@@ -20,174 +20,174 @@ NETWORK = {
     "batched": {
         "ofdma": {
             "equal": {
-                "general": (0.000721, 5.41e-07, 1.27e-05),
-                "others": (0.000282, 8.61e-07, 8.09e-06),
-                "steady": (2.44e-05, 1.49e-08, 4.3e-08),
+                "general": (0.000409, 5.15e-07, 6.24e-06),
+                "others": (0.000316, 4.17e-07, 0.0),
+                "steady": (3.71e-05, 2.99e-09, 0.0),
             },
             "rates": {
-                "general": (0.000785, 6.09e-07, 3.07e-06),
-                "others": (0.000704, 4.61e-07, 7.64e-06),
-                "steady": (3.68e-05, 1.02e-08, 7.46e-08),
+                "general": (0.000436, 4.36e-07, 0.0),
+                "others": (0.000511, 2.23e-07, 0.0),
+                "steady": (5.68e-05, 0.0, 0.0),
             },
             "staggered": {
-                "general": (0.000832, 4.45e-07, 0.0),
-                "others": (0.000418, 5.07e-07, 2.17e-05),
-                "steady": (0.000318, 1.04e-07, 8.09e-07),
+                "general": (0.000501, 4.44e-07, 0.0),
+                "others": (0.000426, 3.48e-07, 1.76e-07),
+                "steady": (0.000254, 2.33e-07, 0.0),
             },
         },
         "proportional-fair": {
             "equal": {
-                "general": (0.00083, 2.24e-05, 0.0),
-                "others": (0.000658, 2.06e-05, 0.0),
-                "steady": (0.000682, 1.91e-05, 0.0),
+                "general": (0.000365, 2.87e-05, 0.0),
+                "others": (0.000556, 1.56e-05, 8.19e-06),
+                "steady": (0.00041, 1.62e-05, 8.52e-05),
             },
             "rates": {
-                "general": (0.00083, 2.24e-05, 0.0),
-                "others": (0.000658, 2.06e-05, 0.0),
-                "steady": (0.000682, 1.91e-05, 0.0),
+                "general": (0.000365, 2.87e-05, 0.0),
+                "others": (0.000556, 1.56e-05, 8.19e-06),
+                "steady": (0.00041, 1.62e-05, 8.52e-05),
             },
             "staggered": {
-                "general": (0.00083, 2.24e-05, 0.0),
-                "others": (0.000658, 2.06e-05, 0.0),
-                "steady": (0.000682, 1.91e-05, 0.0),
+                "general": (0.000365, 2.87e-05, 0.0),
+                "others": (0.000556, 1.56e-05, 8.19e-06),
+                "steady": (0.00041, 1.62e-05, 8.52e-05),
             },
         },
         "round-robin": {
             "equal": {
-                "general": (0.000555, 2.11e-07, 8.95e-06),
-                "others": (0.00035, 1.17e-07, 1.4e-05),
-                "steady": (2.84e-05, 0.0, 0.0),
+                "general": (0.000511, 6.08e-08, 3.96e-06),
+                "others": (0.000326, 1.35e-07, 7.01e-06),
+                "steady": (3.9e-05, 0.0, 6.79e-07),
             },
             "rates": {
-                "general": (0.000519, 4.27e-07, 5.09e-06),
-                "others": (0.000505, 3.68e-07, 1.98e-05),
-                "steady": (2.25e-05, 4.92e-09, 5.71e-09),
+                "general": (0.000487, 4.8e-07, 4.73e-06),
+                "others": (0.000468, 5.36e-07, 2.01e-06),
+                "steady": (4.37e-05, 0.0, 1.07e-07),
             },
             "staggered": {
-                "general": (0.000804, 2.88e-07, 0.0),
-                "others": (0.000584, 6.46e-07, 9.55e-07),
-                "steady": (0.000278, 2.18e-07, 0.0),
+                "general": (0.00075, 2.28e-07, 0.0),
+                "others": (0.000626, 4.6e-07, 1.71e-06),
+                "steady": (0.000306, 2.77e-07, 0.0),
             },
         },
         "tdma": {
             "equal": {
-                "general": (0.000399, 4.52e-07, 1.04e-05),
-                "others": (0.000392, 1.73e-07, 1.12e-05),
-                "steady": (2.19e-05, 3.58e-09, 1.67e-07),
+                "general": (0.000597, 2.71e-07, 1.8e-06),
+                "others": (0.000566, 2.17e-08, 1.05e-05),
+                "steady": (3.1e-05, 9.1e-09, 0.0),
             },
             "rates": {
-                "general": (0.000706, 4.19e-07, 1.47e-06),
-                "others": (0.000429, 2.08e-07, 9.93e-06),
-                "steady": (2.4e-05, 6.41e-09, 0.0),
+                "general": (0.000488, 2.48e-07, 4.58e-06),
+                "others": (0.000474, 1.47e-07, 4.65e-06),
+                "steady": (3.4e-05, 3.52e-08, 2.45e-07),
             },
             "staggered": {
-                "general": (0.000698, 4.65e-07, 1.52e-05),
-                "others": (0.000689, 4.01e-07, 1.35e-05),
-                "steady": (0.000237, 4.61e-07, 9.02e-07),
+                "general": (0.000642, 3.46e-07, 3.92e-06),
+                "others": (0.000547, 1.88e-07, 3.89e-06),
+                "steady": (0.00029, 1.67e-07, 1.74e-06),
             },
         },
         "wifi": {
             "equal": {
-                "general": (0.00068, 2.75e-06, 0.0),
-                "others": (0.000409, 3.35e-07, 6.93e-05),
-                "steady": (3.39e-05, 1.04e-08, 4.27e-07),
+                "general": (0.000668, 1.14e-06, 0.0),
+                "others": (0.00037, 1.35e-07, 4.04e-05),
+                "steady": (3.96e-05, 0.0, 1.53e-07),
             },
             "rates": {
-                "general": (0.000688, 1.37e-06, 2.48e-05),
-                "others": (0.00063, 1.31e-06, 2.78e-05),
-                "steady": (3.8e-05, 2.63e-08, 0.0),
+                "general": (0.000495, 7.53e-07, 1.54e-05),
+                "others": (0.000459, 6.95e-07, 1.53e-05),
+                "steady": (3.28e-05, 2.92e-08, 1.13e-06),
             },
             "staggered": {
-                "general": (0.000647, 1.45e-06, 2.72e-05),
-                "others": (0.000646, 1.3e-06, 3.05e-05),
-                "steady": (0.000639, 1.32e-06, 1.89e-05),
+                "general": (0.000509, 8.05e-07, 2.19e-05),
+                "others": (0.000454, 6.63e-07, 2.34e-05),
+                "steady": (0.000442, 6.08e-07, 2.06e-05),
             },
         },
     },
     "events": {
         "ofdma": {
             "equal": {
-                "general": (0.000662, 1.73e-06, 1.27e-05),
-                "others": (0.00046, 1.61e-06, 1.29e-05),
-                "steady": (7.09e-05, 9.28e-07, 9.96e-07),
+                "general": (0.000441, 9.63e-07, 0.0),
+                "others": (0.000332, 1.03e-06, 0.0),
+                "steady": (6.34e-05, 5.05e-07, 1.51e-05),
             },
             "rates": {
-                "general": (0.000642, 3.77e-06, 7.76e-05),
-                "others": (0.000482, 5.22e-06, 0.0),
-                "steady": (0.000131, 2.8e-06, 4.55e-06),
+                "general": (0.000457, 2.24e-06, 0.0),
+                "others": (0.000411, 2.09e-06, 5.22e-06),
+                "steady": (8.2e-05, 1.62e-06, 0.0),
             },
             "staggered": {
-                "general": (0.000383, 2.79e-06, 4.53e-05),
-                "others": (0.000774, 3.41e-06, 0.0),
-                "steady": (0.000551, 3.64e-06, 0.0),
+                "general": (0.000475, 1.31e-06, 0.0),
+                "others": (0.000447, 9.71e-07, 2.32e-06),
+                "steady": (0.000292, 8.33e-07, 8e-07),
             },
         },
         "proportional-fair": {
             "equal": {
-                "general": (0.000425, 1.95e-05, 0.0),
-                "others": (0.000441, 1.57e-05, 0.0),
-                "steady": (0.000573, 1.49e-05, 0.0),
+                "general": (0.00074, 3.23e-05, 0.0),
+                "others": (0.000889, 2.82e-05, 0.000108),
+                "steady": (0.00126, 2.74e-05, 0.0),
             },
             "rates": {
-                "general": (0.000425, 1.95e-05, 0.0),
-                "others": (0.000441, 1.57e-05, 0.0),
-                "steady": (0.000573, 1.49e-05, 0.0),
+                "general": (0.00074, 3.23e-05, 0.0),
+                "others": (0.000889, 2.82e-05, 0.000108),
+                "steady": (0.00126, 2.74e-05, 0.0),
             },
             "staggered": {
-                "general": (0.000425, 1.95e-05, 0.0),
-                "others": (0.000441, 1.57e-05, 0.0),
-                "steady": (0.000573, 1.49e-05, 0.0),
+                "general": (0.00074, 3.23e-05, 0.0),
+                "others": (0.000889, 2.82e-05, 0.000108),
+                "steady": (0.00126, 2.74e-05, 0.0),
             },
         },
         "round-robin": {
             "equal": {
-                "general": (0.000601, 1.43e-06, 8.35e-06),
-                "others": (0.000548, 1.57e-06, 0.0),
-                "steady": (8.84e-05, 9.91e-07, 3.07e-06),
+                "general": (0.000479, 8.01e-07, 3.6e-06),
+                "others": (0.000453, 9.84e-07, 0.0),
+                "steady": (0.000116, 4.79e-07, 3.78e-06),
             },
             "rates": {
-                "general": (0.000755, 6.32e-06, 1.11e-05),
-                "others": (0.000605, 3.56e-06, 0.0),
-                "steady": (9.61e-05, 2.95e-06, 0.0),
+                "general": (0.000534, 2.42e-06, 5e-07),
+                "others": (0.000564, 2.24e-06, 0.0),
+                "steady": (6.61e-05, 2.05e-06, 0.0),
             },
             "staggered": {
-                "general": (0.000527, 2.46e-06, 3.96e-05),
-                "others": (0.000539, 2.83e-06, 4.73e-05),
-                "steady": (0.000279, 2.57e-06, 0.0),
+                "general": (0.000596, 9.46e-07, 1.08e-05),
+                "others": (0.000452, 1.26e-06, 0.0),
+                "steady": (0.000329, 8.24e-07, 0.0),
             },
         },
         "tdma": {
             "equal": {
-                "general": (0.000544, 1.98e-06, 0.0),
-                "others": (0.00068, 1.71e-06, 0.0),
-                "steady": (0.000223, 1.02e-06, 0.0),
+                "general": (0.000595, 1.9e-06, 0.0),
+                "others": (0.000743, 1.02e-06, 0.0),
+                "steady": (0.000116, 7.7e-07, 0.0),
             },
             "rates": {
-                "general": (0.000459, 3.02e-06, 1.12e-05),
-                "others": (0.000432, 2.82e-06, 1.57e-05),
-                "steady": (5.48e-05, 2.47e-06, 8.06e-06),
+                "general": (0.000539, 2.8e-06, 0.0),
+                "others": (0.000646, 2.29e-06, 0.0),
+                "steady": (8.89e-05, 2.02e-06, 7.99e-06),
             },
             "staggered": {
-                "general": (0.000394, 4.25e-06, 1.49e-05),
-                "others": (0.000462, 2.65e-06, 0.0),
-                "steady": (0.000338, 2.26e-06, 0.0),
+                "general": (0.000704, 1.41e-06, 0.0),
+                "others": (0.000612, 1.3e-06, 0.0),
+                "steady": (0.000405, 1.1e-06, 0.0),
             },
         },
         "wifi": {
             "equal": {
-                "general": (0.000785, 2.69e-06, 3.38e-05),
-                "others": (0.000511, 1.47e-06, 6.92e-05),
-                "steady": (7.95e-05, 9.9e-07, 4.22e-06),
+                "general": (0.000484, 1.71e-06, 1.78e-05),
+                "others": (0.000503, 1.02e-06, 4.69e-05),
+                "steady": (0.000102, 6.69e-07, 7.93e-06),
             },
             "rates": {
-                "general": (0.00077, 6.91e-06, 2.87e-05),
-                "others": (0.000718, 6.57e-06, 3.46e-05),
-                "steady": (7.7e-05, 5.01e-06, 1.29e-07),
+                "general": (0.000573, 3.99e-06, 1.8e-05),
+                "others": (0.000346, 3.38e-06, 0.000106),
+                "steady": (4.55e-05, 2.31e-06, 2.29e-05),
             },
             "staggered": {
-                "general": (0.000769, 4.94e-06, 2.57e-05),
-                "others": (0.00046, 5.24e-06, 1.98e-05),
-                "steady": (0.000531, 2.41e-06, 1.73e-05),
+                "general": (0.000927, 2.34e-06, 9.29e-05),
+                "others": (0.000507, 2.08e-06, 0.000118),
+                "steady": (0.000421, 2.06e-06, 6.68e-05),
             },
         },
     },
@@ -195,23 +195,23 @@ NETWORK = {
 
 #: What a simulated network costs once in a fresh process (imports, compiled code
 #: loaded), by fidelity: seconds.
-START_S = {"batched": 0.595, "events": 0.737}
+START_S = {"batched": 0.965, "events": 0.833}
 
 #: The modules a run imports where it first needs them: seconds each.
-IMPORT_S = {"scipy.optimize": 0.191, "scipy.special": 0.272}
+IMPORT_S = {"scipy.optimize": 0.29, "scipy.special": 0.371}
 
 #: The in-memory driver and the mechanism's own work (reports excluded), by mechanism:
 #: its rounds and its problems' rounds, seconds per exchange and per recipient.
 MEMORY = {
-    "dp-ffl": {"problem": (0.000171, 5.71e-07), "round": (0.000179, 3.72e-07)},
-    "fedavg": {"problem": (4.88e-05, 1.01e-07), "round": (4.88e-05, 1.01e-07)},
-    "ffl": {"problem": (7.82e-05, 2.88e-07), "round": (4.88e-05, 1.01e-07)},
-    "vcg-federated": {"problem": (6.78e-05, 7.52e-08), "round": (4.88e-05, 1.01e-07)},
+    "dp-ffl": {"problem": (0.000145, 8.18e-07), "round": (0.00012, 4.5e-07)},
+    "fedavg": {"problem": (5.71e-05, 1.85e-08), "round": (5.71e-05, 1.85e-08)},
+    "ffl": {"problem": (0.000177, 0.0), "round": (5.71e-05, 1.85e-08)},
+    "vcg-federated": {"problem": (5.33e-05, 4.17e-08), "round": (5.71e-05, 1.85e-08)},
 }
 
 #: A run's output: seconds per run, and per agent as JSON or as a sidecar (the four
 #: per-agent passes at each agent's model are counted apart).
-OUTPUT = {"json_agent_s": 1.33e-05, "run_s": 0.0164, "sidecar_agent_s": 4.98e-06}
+OUTPUT = {"json_agent_s": 1.31e-05, "run_s": 0.0164, "sidecar_agent_s": 3.12e-06}
 
 #: Secure aggregation's masks: seconds per mask word (and pair's key work in words).
 SECAGG_WORD_S = 3.6e-09
